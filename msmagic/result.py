@@ -1,0 +1,129 @@
+"""What a port returns: the MindSpore code plus the edit log.
+
+The edit log is the contract between the engine and everything that reads it (the
+renderers, the parity runner, the CLI). Nothing here knows about individual rules; a
+rule is looked up in the registry by id when its text is needed.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One rewrite: ``rule_id`` changed input lines ``before`` into output lines ``after``.
+
+    Line ranges are 1-based and inclusive. ``api`` names what was rewritten
+    (``torch.nn.Linear``, ``Tensor.size``). ``detail`` says what this particular edit
+    did when the rule's title alone is not enough ("momentum 0.1 -> 0.9").
+    ``statement`` is the index of the top-level input statement the edit sits in.
+    ``tags`` carry facts for the runner; ``"random"`` marks a statement that draws
+    random numbers, so the runner may copy its result across instead of comparing.
+    """
+
+    rule_id: str
+    title: str
+    before: tuple[int, int]
+    after: tuple[int, int]
+    api: str = ""
+    detail: str = ""
+    statement: int = -1
+    tags: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Something msmagic could not port faithfully.
+
+    ``line``/``column`` are 1-based positions in the input cell; ``out_line`` is where
+    the ``# msmagic:`` comment sits in the output.
+    """
+
+    line: int
+    column: int
+    api: str
+    rule_id: str
+    reason: str
+    out_line: int = 0
+    statement: int = -1
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column} {self.rule_id} {self.api}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class StatementLink:
+    """Top-level input statement ``index`` (lines ``before``) became output lines ``after``.
+
+    ``after`` is ``None`` when the statement was removed (an import with no
+    MindSpore counterpart). Statements msmagic added (imports) are not linked.
+    """
+
+    index: int
+    before: tuple[int, int]
+    after: Optional[tuple[int, int]]
+
+
+@dataclass
+class PortResult:
+    source: str
+    code: str
+    edits: list[Edit] = field(default_factory=list)
+    unsupported: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    statements: list[StatementLink] = field(default_factory=list)
+    #: Options the port ran with (view, quiet...), read by the renderers.
+    options: dict = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return self.code != self.source
+
+    @property
+    def rule_ids(self) -> list[str]:
+        """Ids of the rules that changed something or reported a finding, in first-use order."""
+        seen: dict[str, None] = {}
+        for e in self.edits:
+            seen.setdefault(e.rule_id, None)
+        for f in self.unsupported:
+            seen.setdefault(f.rule_id, None)
+        return list(seen)
+
+    def diff(self, context: int = 3) -> str:
+        """Unified diff from the PyTorch input to the MindSpore output."""
+        return "".join(
+            difflib.unified_diff(
+                _lines(self.source),
+                _lines(self.code),
+                fromfile="pytorch",
+                tofile="mindspore",
+                n=context,
+            )
+        )
+
+    def edits_for_output_lines(self, start: int, end: int) -> list[Edit]:
+        return [e for e in self.edits if e.after[0] <= end and e.after[1] >= start]
+
+    def edits_for_input_lines(self, start: int, end: int) -> list[Edit]:
+        return [e for e in self.edits if e.before[0] <= end and e.before[1] >= start]
+
+    def __repr__(self) -> str:
+        return (
+            f"<PortResult: {len(self.edits)} edits by {len(self.rule_ids)} rules, "
+            f"{len(self.unsupported)} findings>"
+        )
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from msmagic.render import mimebundle
+
+        return mimebundle(self, include=include, exclude=exclude)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return lines

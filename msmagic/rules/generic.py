@@ -1,0 +1,62 @@
+"""Rules that only report: what msmagic cannot port faithfully is flagged, never guessed."""
+
+from msmagic.rules.registry import register
+
+GROUP = "General"
+
+register(
+    "GEN001",
+    "PyTorch API with no known MindSpore mapping",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        msmagic only rewrites an API when a mapping for it has been verified by running
+        both frameworks on the installed versions. Anything else is left as PyTorch
+        (``torch.`` is imported again for it) and flagged, so the cell stays runnable and
+        the gap is visible instead of silently computing something different. Look the
+        API up in MindSpore's PyTorch API mapping table and port it by hand.
+    """,
+    seed="seeds/002 API Comparison › functional APIs (mapping table)",
+    example="""
+        import torch
+        y = torch.special.erfcx(torch.ones(3))
+    """,
+)
+
+register(
+    "GEN002",
+    "Method call on a value of unknown type",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        Tensor and Module methods are rewritten only when msmagic knows the receiver is a
+        tensor or a module (it was created by a PyTorch call, is a ``forward`` argument,
+        a layer attribute...) or when the method name and call shape cannot belong to
+        anything else. Otherwise the call is left unchanged and flagged: porting it on a
+        guess could change a NumPy array or a user object.
+    """,
+    seed="seeds/004 Network Basic Unit: Cell",
+    example="""
+        import torch
+        def last_dim(t):
+            return t.transpose(0, 1)
+    """,
+)
+
+register(
+    "GEN003",
+    "Arguments passed with * or ** are not checked",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        When arguments arrive through ``*args`` or ``**kwargs`` msmagic cannot see their
+        names, so it cannot rename them or check their defaults against the MindSpore
+        API. The call's target is ported, the arguments are not; check them by hand.
+    """,
+    seed="seeds/002 API Comparison",
+    example="""
+        import torch.nn as nn
+        cfg = dict(in_features=4, out_features=2, bias=False)
+        layer = nn.Linear(**cfg)
+    """,
+)
