@@ -276,12 +276,13 @@ def to_numpy(v):
     import numpy as np
 
     mod = type(v).__module__
-    if mod.startswith("torch"):
+    if mod.startswith("torch") and hasattr(v, "detach"):  # not torch.device/dtype
         t = v.detach().cpu()
         if str(t.dtype) == "torch.bfloat16":
             t = t.float()
         return t.numpy()
-    if mod.startswith("mindspore") and hasattr(v, "asnumpy"):
+    # a MindSpore Parameter's class is created dynamically: its __module__ is "abc"
+    if hasattr(v, "asnumpy"):
         return v.asnumpy()
     if isinstance(v, np.ndarray):
         return v
@@ -346,6 +347,8 @@ def compare_name(name, tns, mns, rtol, atol, statement) -> list[Row]:
     if name not in tns:
         return [Row(name, ONLY_MS, statement=statement)] if _comparable(mns[name]) else []
     tv, mv = tns[name], mns[name]
+    if type(tv).__module__.startswith("torch.optim") and _is_cell(mv):
+        return []  # optimizers (Cells in MindSpore) show through the parameters they update
     if _is_torch_module(tv) or _is_cell(mv):
         if _is_torch_module(tv) and _is_cell(mv):
             return compare_module(name, tv, mv, rtol, atol, statement)
@@ -467,6 +470,8 @@ def _shape(v):
 def _dtype(v) -> str:
     if hasattr(v, "dtype"):
         return str(v.dtype)
+    if isinstance(v, tuple):  # torch.Size is a tuple
+        return "tuple"
     return type(v).__name__
 
 

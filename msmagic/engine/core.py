@@ -17,6 +17,7 @@ Flow of ``port(source)``:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -26,11 +27,10 @@ from libcst._nodes.internal import CodegenState
 
 from msmagic.engine import spec as S
 from msmagic.engine.ipython import mask, unmask
-from msmagic.engine.session import PortSession, collect_imports, dotted
+from msmagic.engine.session import MARKER, PortSession, collect_imports, dotted
 from msmagic.errors import PortSyntaxError
 from msmagic.result import Edit, Finding, PortResult, StatementLink
 
-MARKER = "# msmagic:"
 UNMAPPED_RULE = "GEN001"
 UNKNOWN_RECEIVER_RULE = "GEN002"
 STAR_ARGS_RULE = "GEN003"
@@ -166,9 +166,9 @@ class _Engine:
     # ---------------------------------------------------------------- imports
     def _plan_imports(self) -> None:
         """Decide what each torch import becomes, so uses can refer to the result."""
-        for local, qual in self.cell_imports.items():
-            if qual.split(".")[0] != "torch":
-                continue
+        # Earlier cells' imports count as ported too: the MindSpore side of the notebook
+        # ran their ports, so ``nn`` there is mindspore.nn.
+        for local, qual in self.bindings.items():
             target = self.import_target(qual)
             if target is not None:
                 if local == qual:  # "import torch" / "import torch.nn" bind "torch"
@@ -205,6 +205,8 @@ class _Engine:
         for i in range(len(parts), 0, -1):
             local = by_qual.get(".".join(parts[:i]))
             if local is not None:
+                if i == 1 and self._initializer_name(parts):
+                    break  # `from mindspore.common.initializer import X` reads better
                 return _attr_chain(local, parts[i:])
         local, rest = self._add_import(parts)
         return _attr_chain(local, rest)
@@ -214,16 +216,15 @@ class _Engine:
             return self.out_names[name].startswith("mindspore")
         return re.search(rf"(?<![\w.]){re.escape(name)}\b", self.text) is None
 
+    def _initializer_name(self, parts: list[str]) -> bool:
+        return len(parts) == 4 and parts[1:3] == ["common", "initializer"] and self._name_free(parts[3])
+
     def _add_import(self, parts: list[str]) -> tuple[str, list[str]]:
         if len(parts) >= 3 and parts[1] in ("nn", "ops") and self._name_free(parts[1]):
             self._need("from", "mindspore", parts[1])
             self.out_names[parts[1]] = f"mindspore.{parts[1]}"
             return parts[1], parts[2:]
-        if (
-            len(parts) == 4
-            and parts[1:3] == ["common", "initializer"]
-            and self._name_free(parts[3])
-        ):
+        if self._initializer_name(parts):
             self._need("from", "mindspore.common.initializer", parts[3])
             self.out_names[parts[3]] = ".".join(parts)
             return parts[3], []
@@ -249,12 +250,12 @@ class _Engine:
             if kind == "from":
                 froms.setdefault(mod, []).append(name)
         for _, mod, _ in plain:
-            lines.append(cst.parse_statement(f"import {mod}\n"))
+            lines.append(parse_statement(f"import {mod}\n"))
         for mod, names in froms.items():
-            lines.append(cst.parse_statement(f"from {mod} import {', '.join(names)}\n"))
+            lines.append(parse_statement(f"from {mod} import {', '.join(names)}\n"))
         if self.keep_torch_import:
             lines.append(
-                cst.parse_statement(f"import torch  {MARKER} kept for the PyTorch calls flagged below\n")
+                parse_statement(f"import torch  {MARKER} kept for the PyTorch calls flagged below\n")
             )
         if not lines:
             return module
@@ -491,6 +492,20 @@ class _Tracker(CodegenState):
 # --------------------------------------------------------------------------- transformer
 
 
+def _subclasses(base) -> frozenset:
+    out, todo = set(), [base]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if not getattr(sub, "__abstractmethods__", None):
+                out.add(sub)
+    return frozenset(out)
+
+
+_STATEMENTS = _subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
+_EXPRESSIONS = _subclasses(cst.BaseExpression)
+
+
 class PortTransformer(cst.CSTTransformer):
     def __init__(self, engine: _Engine):
         super().__init__()
@@ -510,10 +525,11 @@ class PortTransformer(cst.CSTTransformer):
         self.functions: list[cst.FunctionDef] = []
         self.updated: dict[int, cst.CSTNode] = {}
         self._kind_cache: dict[int, Optional[str]] = {}
+        self._line_hooks: dict[int, list] = {}  # id(original line) -> [fn(updated line)]
 
     # ------------------------------------------------------------ bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if type(node) in _STATEMENTS:
             if self._depth == 0:
                 self.top_index += 1
             self._depth += 1
@@ -526,9 +542,10 @@ class PortTransformer(cst.CSTTransformer):
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
         result = super().on_leave(original, updated)
-        if isinstance(original, (cst.BaseExpression,)):
+        kind = type(original)
+        if kind in _EXPRESSIONS:
             self.updated[id(original)] = result
-        if isinstance(original, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        elif kind in _STATEMENTS:
             self._holders.pop()
             self._depth -= 1
             if isinstance(result, cst.SimpleStatementLine) and not result.body:
@@ -543,6 +560,9 @@ class PortTransformer(cst.CSTTransformer):
                 result = result.with_changes(leading_lines=[*self._orphan_lines, *result.leading_lines])
                 self._orphan_lines = []
             result = self._apply_comments(original, result)
+            for hook in self._line_hooks.pop(id(original), ()):
+                if isinstance(result, cst.SimpleStatementLine):
+                    result = hook(result)
             recs = self._holder_records.pop(id(original), ())
             anchor = _first_node(result)
             for r in recs:
@@ -559,6 +579,8 @@ class PortTransformer(cst.CSTTransformer):
         text = f"{MARKER} " + "; ".join(dict.fromkeys(msgs))
         if isinstance(result, cst.SimpleStatementLine):
             tw = result.trailing_whitespace
+            if tw.comment is not None and text in tw.comment.value:
+                return result
             value = f"{tw.comment.value}  {text}" if tw.comment else text
             return result.with_changes(
                 trailing_whitespace=tw.with_changes(
@@ -569,6 +591,8 @@ class PortTransformer(cst.CSTTransformer):
         body = getattr(result, "body", None)
         if isinstance(body, cst.IndentedBlock):
             hdr = body.header
+            if hdr.comment is not None and text in hdr.comment.value:
+                return result
             value = f"{hdr.comment.value}  {text}" if hdr.comment else text
             return result.with_changes(
                 body=body.with_changes(
@@ -713,15 +737,18 @@ class PortTransformer(cst.CSTTransformer):
         return True
 
     def leave_ClassDef(self, original, updated):
-        self.classes.pop()
+        info = self.classes.pop()
         self.scopes.pop()
+        if info.is_module:
+            for hook in CLASS_HOOKS:
+                updated = hook(self, original, updated)
         self.bind(original.name.value, None)
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._non_load.add(id(node.name))
         params = _param_names(node.params)
-        self._shadow.append(params | _assigned_names(node.body))
+        self._shadow.append({p for p in params if p in self.e.bindings})
         scope: dict[str, Optional[str]] = {p: None for p in params}
         in_method = bool(self.classes) and not self.functions
         if in_method and self.classes[-1].is_module and node.name.value in ("forward", "__call__"):
@@ -789,6 +816,9 @@ class PortTransformer(cst.CSTTransformer):
     def _bind_target(self, target, kind) -> None:
         if isinstance(target, cst.Name):
             self.bind(target.value, kind)
+            if self._shadow and target.value in self.e.bindings:
+                # a function-local assignment hides the import from here on
+                self._shadow[-1].add(target.value)
         elif (
             isinstance(target, cst.Attribute)
             and isinstance(target.value, cst.Name)
@@ -930,7 +960,7 @@ class PortTransformer(cst.CSTTransformer):
                 comment=f"{qual} referenced, arguments not ported",
             )
             return new
-        if _code(new) != _code(updated):
+        if not _same_ref(new, updated):
             site.edit(entry.rule, new, detail=f"{qual} -> {entry.target}")
         return new
 
@@ -949,6 +979,7 @@ class PortTransformer(cst.CSTTransformer):
 
 
 FUNCTION_HOOKS: list = []  # fn(transformer, original FunctionDef, updated) -> FunctionDef
+CLASS_HOOKS: list = []  # fn(transformer, original ClassDef, updated) -> ClassDef (Module subclasses)
 
 
 def _is_torch_only(m: S.Method) -> bool:
@@ -993,40 +1024,29 @@ def _positional_params(params: cst.Parameters) -> list[str]:
     return [p.name.value for p in list(params.posonly_params) + list(params.params)]
 
 
-def _assigned_names(body) -> set[str]:
-    """Names a function body binds by assignment (not descending into nested defs)."""
-    names: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node):
-            names.add(node.name.value)
-            return False
-
-        def visit_ClassDef(self, node):
-            names.add(node.name.value)
-            return False
-
-        def visit_AssignTarget(self, node):
-            names.update(_target_names(node.target))
-
-        def visit_AnnAssign(self, node):
-            names.update(_target_names(node.target))
-
-        def visit_For(self, node):
-            names.update(_target_names(node.target))
-
-        def visit_Import(self, node):
-            return False
-
-        def visit_ImportFrom(self, node):
-            return False
-
-    body.visit(_V())
-    return names
-
-
 def _code(node) -> str:
-    return cst.Module(body=[]).code_for_node(node)
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+@functools.lru_cache(maxsize=2048)
+def parse_expression(text: str) -> cst.BaseExpression:
+    """libcst nodes are immutable, so a parsed snippet can be shared between edits."""
+    return cst.parse_expression(text)
+
+
+@functools.lru_cache(maxsize=512)
+def parse_statement(text: str):
+    return cst.parse_statement(text)
+
+
+def _same_ref(a, b) -> bool:
+    try:
+        return dotted(a) == dotted(b)
+    except TypeError:
+        return False
 
 
 # --------------------------------------------------------------------------- sites
@@ -1052,6 +1072,14 @@ class Site:
     def at_top_level(self) -> bool:
         return not self.t.functions and not self.t.classes
 
+    @property
+    def is_statement(self) -> bool:
+        """The call is a whole expression statement: its value is not used."""
+        holder = self.t._holders[-1] if self.t._holders else None
+        return isinstance(holder, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Expr) and s.value is self.original for s in holder.body
+        )
+
     def kind_of(self, original_node) -> Optional[str]:
         return self.t.kind_of(original_node)
 
@@ -1075,7 +1103,7 @@ class Site:
 
     @staticmethod
     def parse(text: str) -> cst.BaseExpression:
-        return cst.parse_expression(text)
+        return parse_expression(text)
 
     @staticmethod
     def code(node) -> str:
@@ -1097,6 +1125,22 @@ class Site:
 
     def finding(self, rule: str, reason: str, *, api: str = "", comment: str = ""):
         return self.t.finding(rule, self.original, api or self.api, reason, comment)
+
+    def on_line(self, fn) -> bool:
+        """Have ``fn(updated line)`` return the replacement (a statement or a
+        ``FlattenSentinel`` of statements) of the simple statement line holding this
+        call, once that line is ported. False when the call is not in one."""
+        holder = self.t._holders[-1] if self.t._holders else None
+        if not isinstance(holder, cst.SimpleStatementLine):
+            return False
+        self.t._line_hooks.setdefault(id(holder), []).append(fn)
+        return True
+
+    def discard(self, *original_nodes) -> None:
+        """Forget the edits logged for these nodes: the handler dropped what they became
+        (``x.detach().cpu().numpy()`` -> ``x.asnumpy()``)."""
+        gone = {id(n) for n in original_nodes}
+        self.t.e.records[:] = [r for r in self.t.e.records if r.finding or id(r.node) not in gone]
 
     # -- arguments
     def bound(self) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]]:
@@ -1165,8 +1209,10 @@ class Site:
                     out_name, new_value = new_value
                 if new_value is False:  # the transform removed the argument
                     continue
-                if new_value is not None:
+                if new_value is not None and new_value is not arg.value:
                     value = new_value
+                    if not any(c.startswith(f"{name} ") for c in self.changes):
+                        self.changes.append(f"{name} value ported")
             if out_name != name and name is not None:
                 self.changes.append(f"{name} -> {out_name}")
             keep_pos = (
@@ -1200,7 +1246,7 @@ class Site:
             new_args.append(
                 cst.Arg(
                     keyword=cst.Name(ms_name),
-                    value=cst.parse_expression(text),
+                    value=parse_expression(text),
                     equal=cst.AssignEqual(
                         whitespace_before=cst.SimpleWhitespace(""),
                         whitespace_after=cst.SimpleWhitespace(""),
@@ -1239,8 +1285,9 @@ class Site:
         if e.target:
             func = func.with_changes(attr=cst.Name(e.target))
         new = self.apply(func=func)
-        if _code(new) != _code(self.updated):
-            base = f".{e.name}() -> .{e.target}()" if e.target and e.target != e.name else ""
+        renamed = bool(e.target and e.target != e.name)
+        if renamed or self.changes:
+            base = f".{e.name}() -> .{e.target}()" if renamed else ""
             self.edit(e.rule, new, detail=self.describe(base))
         return new
 
@@ -1319,7 +1366,7 @@ def _rewrite_import(t: PortTransformer, node: cst.Import):
     if keep:
         stmts.append(node.with_changes(names=_fix_alias_commas(keep)))
     for line in new_lines:
-        stmts.append(cst.parse_statement(line + "\n").body[0])
+        stmts.append(parse_statement(line + "\n").body[0])
     detail = "; ".join(new_lines) if new_lines else "removed (no MindSpore module)"
     t.record(IMPORT_RULE, node, stmts[0] if stmts else None, api="import", detail=detail)
     return _replace_small(stmts)
@@ -1363,9 +1410,9 @@ def _rewrite_import_from(t: PortTransformer, node: cst.ImportFrom):
     for mod, names in groups.items():
         if mod == "":
             for n in names:
-                stmts.append(cst.parse_statement(f"import {n}\n").body[0])
+                stmts.append(parse_statement(f"import {n}\n").body[0])
         else:
-            stmts.append(cst.parse_statement(f"from {mod} import {', '.join(names)}\n").body[0])
+            stmts.append(parse_statement(f"from {mod} import {', '.join(names)}\n").body[0])
     new_text = "; ".join(_code(s) for s in stmts if s is not node)
     t.record(IMPORT_RULE, node, stmts[0] if stmts else None, api="import",
              detail=new_text or "removed (nothing to import on the MindSpore side)")

@@ -13,6 +13,8 @@ import libcst as cst
 
 from msmagic.engine.ipython import mask
 
+MARKER = "# msmagic:"
+
 
 class PortSession:
     def __init__(self) -> None:
@@ -64,6 +66,9 @@ def collect_imports(module: cst.Module) -> dict[str, str]:
 def _top_statements(body):
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
+            comment = stmt.trailing_whitespace.comment
+            if comment is not None and MARKER in comment.value:
+                continue  # an import msmagic kept on purpose binds nothing to port
             yield from stmt.body
         elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
             inner = stmt.body

@@ -1,0 +1,42 @@
+# Every install goes through constraints.txt: an unpinned torch pulls the CUDA build.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: venv test demo docs bench
+
+venv: $(STAMP)
+
+# Rebuilt only when pyproject.toml or constraints.txt change (or .venv is gone).
+# --no-build-isolation: build msmagic with the pinned setuptools in the venv instead of
+# fetching an unpinned one into a throwaway build environment.
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade -c constraints.txt pip setuptools wheel
+	$(PIP) install -c constraints.txt --no-build-isolation -e '.[frameworks,test]'
+	@if $(PIP) freeze | grep -i '^nvidia-'; then \
+		echo "error: CUDA packages were installed; torch must come from the CPU wheel" >&2; exit 1; fi
+	$(PY) -c "import torch, mindspore, numpy; print('torch', torch.__version__, '| mindspore', mindspore.__version__, '| numpy', numpy.__version__)"
+	touch $@
+
+# pytest exits 5 when it collected no tests; that fails here, like any other failure.
+test: venv
+	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	exit $$rc
+
+demo: venv
+	$(PY) scripts/run_demo.py
+
+docs: venv
+	$(PY) -m msmagic.docs
+
+bench: venv
+	@set -e; found=0; for f in benchmarks/bench_*.py; do \
+		[ -e "$$f" ] || continue; found=1; \
+		echo "== $$f"; $(PY) "$$f"; \
+	done; \
+	if [ $$found -eq 0 ]; then echo "make bench: no benchmarks/bench_*.py" >&2; exit 1; fi

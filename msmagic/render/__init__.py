@@ -1,0 +1,309 @@
+"""Rendering of msmagic results for IPython/Jupyter.
+
+:func:`mimebundle` is what ``PortResult._repr_mimebundle_`` returns. The dispatch is
+generic so other result types (the parity report) can reuse it: an object may provide
+``_render_text(color=False)``, ``_render_html()`` and ``_make_widget()``; a
+:class:`~msmagic.result.PortResult` is rendered by :mod:`msmagic.render.text`,
+:mod:`msmagic.render.html` and :mod:`msmagic.render.widget`.
+
+The renderers read only the edit log (``edits``, ``unsupported``, ``notes``) and the
+rule registry (looked up by id, tolerating a missing rule); they know nothing about
+individual rules.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+TEXT = "text/plain"
+HTML = "text/html"
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+VIEWS = ("split", "unified")
+
+__all__ = [
+    "mimebundle",
+    "register_renderers",
+    "rule_info",
+    "compute_hunks",
+    "Hunk",
+    "TEXT",
+    "HTML",
+    "WIDGET",
+    "VIEWS",
+]
+
+
+# --------------------------------------------------------------------------- dispatch
+
+#: type -> (text renderer, html renderer, widget factory); filled lazily.
+_RENDERERS: dict[type, tuple[Callable, Callable, Optional[Callable]]] = {}
+
+
+def register_renderers(
+    cls: type,
+    text: Callable[..., str],
+    html: Callable[..., str],
+    widget: Optional[Callable[..., Any]] = None,
+) -> None:
+    """Render instances of ``cls`` with these functions (``text(obj, color=False)``,
+    ``html(obj)``, ``widget(obj)``)."""
+    _RENDERERS[cls] = (text, html, widget)
+
+
+def _builtin_renderers() -> None:
+    if _RENDERERS:
+        return
+    from msmagic.result import PortResult
+
+    from . import html as _html
+    from . import text as _text
+
+    def _widget(result):
+        from .widget import make_widget
+
+        return make_widget(result)
+
+    register_renderers(PortResult, _text.render_text, _html.render_html, _widget)
+
+
+def _lookup(result: Any) -> Optional[tuple]:
+    _builtin_renderers()
+    for cls in type(result).__mro__:
+        if cls in _RENDERERS:
+            return _RENDERERS[cls]
+    return None
+
+
+def _render_text(result: Any, color: bool = False) -> str:
+    method = getattr(result, "_render_text", None)
+    if callable(method):
+        return method(color=color)
+    found = _lookup(result)
+    if found is None:
+        return repr(result)
+    return found[0](result, color=color)
+
+
+def _render_html(result: Any) -> Optional[str]:
+    method = getattr(result, "_render_html", None)
+    if callable(method):
+        return method()
+    found = _lookup(result)
+    if found is None:
+        return None
+    return found[1](result)
+
+
+def _make_widget(result: Any) -> Any:
+    method = getattr(result, "_make_widget", None)
+    if callable(method):
+        return method()
+    found = _lookup(result)
+    if found is None or found[2] is None:
+        return None
+    return found[2](result)
+
+
+def _get_ipython() -> Any:
+    # Never import IPython just to learn that we are not inside it.
+    mod = sys.modules.get("IPython")
+    if mod is None:
+        return None
+    try:
+        return mod.get_ipython()
+    except Exception:
+        return None
+
+
+def _in_kernel() -> bool:
+    ip = _get_ipython()
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def _terminal_color() -> bool:
+    """ANSI colour for text/plain only in a terminal IPython that has colours on."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    ip = _get_ipython()
+    if ip is None:
+        return False
+    term = sys.modules.get("IPython.terminal.interactiveshell")
+    cls = getattr(term, "TerminalInteractiveShell", None)
+    if cls is None or not isinstance(ip, cls):
+        return False
+    return str(getattr(ip, "colors", "")).lower() != "nocolor"
+
+
+def _quiet(result: Any) -> bool:
+    options = getattr(result, "options", None)
+    return bool(isinstance(options, dict) and options.get("quiet"))
+
+
+def mimebundle(result: Any, include=None, exclude=None) -> dict:
+    """The display data for ``result``: text/plain, text/html and, inside a Jupyter
+    kernel with ipywidgets installed, the widget view."""
+    include = set(include) if include else None
+    exclude = set(exclude) if exclude else set()
+
+    def wanted(mime: str) -> bool:
+        return (include is None or mime in include) and mime not in exclude
+
+    bundle: dict[str, Any] = {}
+    if wanted(TEXT):
+        bundle[TEXT] = _render_text(result, color=_terminal_color())
+    if wanted(HTML):
+        html = _render_html(result)
+        if html is not None:
+            bundle[HTML] = html
+    if wanted(WIDGET) and not _quiet(result) and _in_kernel():
+        try:
+            import ipywidgets  # noqa: F401
+        except ImportError:
+            ipywidgets = None
+        if ipywidgets is not None:
+            widget = _make_widget(result)
+            if widget is not None:
+                data = widget._repr_mimebundle_()
+                if data and WIDGET in data:
+                    bundle[WIDGET] = data[WIDGET]
+    return bundle
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def rule_info(rule_id: str) -> Any:
+    """The registered rule with this id, or ``None`` if it is not (yet) available."""
+    try:
+        from msmagic.rules import registry
+    except Exception:
+        return None
+    try:
+        registry._load()
+    except Exception:
+        pass
+    return registry.RULES.get(rule_id)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their endings, numbered as ``PortResult.diff()`` numbers them."""
+    return text.splitlines()
+
+
+def _overlaps(r: tuple[int, int], start: int, end: int) -> bool:
+    """Does the 1-based inclusive range ``r`` meet ``start..end`` (empty if end < start)?"""
+    if end < start or r[1] < r[0]:
+        return False
+    return r[0] <= end and r[1] >= start
+
+
+@dataclass
+class Hunk:
+    """One hunk of the diff: SequenceMatcher opcodes (0-based, end-exclusive) plus the
+    rules and findings whose lines meet its changed lines."""
+
+    index: int
+    opcodes: list
+    edits: list = field(default_factory=list)
+    #: rule ids of findings in this hunk whose rule made no edit here
+    finding_rules: list = field(default_factory=list)
+
+    @property
+    def old_range(self) -> tuple[int, int]:
+        return self.opcodes[0][1], self.opcodes[-1][2]
+
+    @property
+    def new_range(self) -> tuple[int, int]:
+        return self.opcodes[0][3], self.opcodes[-1][4]
+
+    @property
+    def header(self) -> str:
+        def fmt(start: int, stop: int) -> str:
+            length = stop - start
+            first = start + 1 if length else start
+            return f"{first}" if length == 1 else f"{first},{length}"
+
+        (a1, a2), (b1, b2) = self.old_range, self.new_range
+        return f"@@ -{fmt(a1, a2)} +{fmt(b1, b2)} @@"
+
+    def changed_old(self) -> list[tuple[int, int]]:
+        """1-based inclusive ranges of changed input lines (may be empty ranges)."""
+        return [(i1 + 1, i2) for tag, i1, i2, _, _ in self.opcodes if tag != "equal"]
+
+    def changed_new(self) -> list[tuple[int, int]]:
+        return [(j1 + 1, j2) for tag, _, _, j1, j2 in self.opcodes if tag != "equal"]
+
+    def meets(self, old: tuple[int, int], new: tuple[int, int]) -> bool:
+        return any(_overlaps(old, s, e) for s, e in self.changed_old()) or any(
+            _overlaps(new, s, e) for s, e in self.changed_new()
+        )
+
+    @property
+    def rule_ids(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for e in self.edits:
+            seen.setdefault(e.rule_id, None)
+        for r in self.finding_rules:
+            seen.setdefault(r, None)
+        return list(seen)
+
+
+def compute_hunks(result: Any, context: int = 3, autojunk: bool = True) -> tuple[list[Hunk], list]:
+    """Hunks of ``result.source`` -> ``result.code`` and the edits that fall in none.
+
+    With the default ``autojunk`` the hunks are exactly those of ``result.diff()``.
+    """
+    old, new = split_lines(result.source), split_lines(result.code)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=autojunk)
+    hunks = [Hunk(i, list(g)) for i, g in enumerate(matcher.get_grouped_opcodes(context))]
+    if old == new:
+        hunks = []
+    unplaced = []
+    for edit in result.edits:
+        placed = False
+        for h in hunks:
+            if h.meets(tuple(edit.before), tuple(edit.after)):
+                h.edits.append(edit)
+                placed = True
+        if not placed:
+            unplaced.append(edit)
+    for f in result.unsupported:
+        for h in hunks:
+            pos_old = (f.line, f.line) if f.line else (1, 0)
+            pos_new = (f.out_line, f.out_line) if f.out_line else (1, 0)
+            if h.meets(pos_old, pos_new) and f.rule_id not in h.rule_ids:
+                h.finding_rules.append(f.rule_id)
+    return hunks, unplaced
+
+
+def rule_title(rule_id: str, edits=()) -> str:
+    """The edit's own title if it has one, else the registered rule's."""
+    for e in edits:
+        if e.rule_id == rule_id and e.title:
+            return e.title
+    rule = rule_info(rule_id)
+    return getattr(rule, "title", "") if rule is not None else ""
+
+
+def counts(result: Any) -> tuple[int, int, int]:
+    return len(result.edits), len(result.rule_ids), len(result.unsupported)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def resolve_view(result: Any, view: Optional[str]) -> str:
+    """``view`` if given (must be one of VIEWS), else the result's option, else split."""
+    if view is not None:
+        if view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, not {view!r}")
+        return view
+    options = getattr(result, "options", None) or {}
+    opt = options.get("view", "split")
+    return opt if opt in VIEWS else "split"

@@ -1,0 +1,44 @@
+"""An ipywidgets view of a PortResult: a Split/Unified toggle above the HTML view.
+
+Core ipywidgets only (ToggleButtons, HTML, VBox): no custom widget JavaScript, nothing
+fetched from a CDN. The rule badges stay ``<details>`` elements, so they open in the
+browser without any kernel round trip.
+"""
+
+from __future__ import annotations
+
+from . import VIEWS, resolve_view
+from .html import render_html
+
+
+def make_widget(result, view=None):
+    """A VBox (class ``msm-widget``) holding a ToggleButtons (class
+    ``msm-view-toggle``) and an HTML widget whose value is ``render_html`` for the
+    selected view."""
+    import ipywidgets as widgets
+
+    initial = resolve_view(result, view)
+    cache: dict[str, str] = {}
+
+    def html_for(v: str) -> str:
+        if v not in cache:
+            cache[v] = render_html(result, view=v)
+        return cache[v]
+
+    toggle = widgets.ToggleButtons(
+        options=[(v.capitalize(), v) for v in VIEWS],
+        value=initial,
+        tooltips=["PyTorch and MindSpore side by side", "One column of -/+ lines"],
+        style={"button_width": "auto"},
+    )
+    toggle.add_class("msm-view-toggle")
+    body = widgets.HTML(value=html_for(initial))
+    body.add_class("msm-widget-html")
+
+    def on_change(change) -> None:
+        body.value = html_for(change["new"])
+
+    toggle.observe(on_change, names="value")
+    box = widgets.VBox([toggle, body])
+    box.add_class("msm-widget")
+    return box

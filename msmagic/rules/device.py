@@ -1,0 +1,302 @@
+"""Devices: PyTorch moves every tensor and module to a device by hand; MindSpore runs a
+whole process on one device target, so the moves disappear and ``torch.device`` becomes
+the choice of that target."""
+
+import re
+
+import libcst as cst
+
+from msmagic.engine.spec import api, method
+from msmagic.rules.registry import register
+
+GROUP = "Devices"
+SEED = "seeds/002 Other APIs › torch.device"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+
+#: The rule other groups name when they drop a ``device=`` argument.
+DEVICE_ARG_RULE = "DEV003"
+
+register(
+    "DEV001",
+    "torch.device becomes a device target name set with mindspore.set_device",
+    group=GROUP,
+    why="""
+        PyTorch names a device per tensor (``torch.device("cuda:0")``) and the code then moves
+        data and models to it. MindSpore has no device objects: one device target ("CPU",
+        "GPU", "Ascend") holds for the whole process and every tensor and Cell lives there.
+        So ``"cuda"`` becomes ``"GPU"`` and ``"cpu"`` becomes ``"CPU"`` (a conditional choice
+        between the two is kept as a conditional), and a statement binding the device is
+        followed by a ``mindspore.set_device`` call. That call is guarded: MindSpore refuses
+        ``set_device`` once the first kernel has run unless it names the device already in
+        use, which is the usual case in a notebook, so it is only made when the requested
+        target differs from ``mindspore.get_current_device()``. Asking for a different device
+        after computations ran cannot be honoured in the same process: restart the kernel.
+        The variable now holds a target name, so code reading ``device.type`` or
+        ``device.index`` needs a hand edit.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        The r2.4.10 docs set the device with ``mindspore.set_context(device_target=...)``.
+        In 2.10 that parameter is deprecated in favour of ``mindspore.set_device``, which
+        raises RuntimeError when called after kernels ran (even for the same target) unless
+        it was called before with the same target and id; hence the guard.
+    """,
+    example="""
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        use_gpu = device == torch.device("cuda")
+    """,
+)
+
+register(
+    "DEV002",
+    "torch.cuda.is_available() becomes mindspore.device_context.gpu.is_available()",
+    group=GROUP,
+    why="""
+        Both calls answer whether a GPU can be used by this installation, without
+        initialising it. PyTorch asks the CUDA driver; MindSpore reports whether its GPU
+        plugin loaded (it needs the CUDA libraries and a GPU-enabled MindSpore build), so on
+        a CPU-only MindSpore it is False even on a machine with a GPU. Code that picks
+        ``"cuda"`` or ``"cpu"`` with it therefore picks the target MindSpore can actually
+        run on.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        has_gpu = torch.cuda.is_available()
+    """,
+)
+
+register(
+    DEVICE_ARG_RULE,
+    "device= arguments are dropped",
+    group=GROUP,
+    why="""
+        PyTorch factory functions and layers take ``device=`` (and ``pin_memory=``) to create
+        their data on a given device. In MindSpore every tensor is created on the process's
+        device target, chosen once with ``mindspore.set_device``, and results can be read
+        from the host (``asnumpy()``) without copying them back. The argument has nothing to
+        say there, so it is removed; the computed values are the same.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        x = torch.tensor([1.0, 2.0], device="cpu")
+    """,
+)
+
+register(
+    "DEV004",
+    "Device moves (.to(device), .cuda(), .cpu()) are removed",
+    group=GROUP,
+    why="""
+        In PyTorch a model and its inputs must be moved to the same device before use, and
+        results moved back before NumPy can read them. MindSpore places tensors and Cells on
+        the process's device target by itself and copies results back on demand, so
+        ``x.to(device)``, ``model.cuda()`` and ``y.cpu()`` become just ``x``, ``model`` and
+        ``y``. ``.to(...)`` is decided by its argument: a device (a ``torch.device`` value,
+        a device string, ``t.device``, a variable named like ``device``) is removed, a dtype
+        or a tensor is kept because MindSpore 2.10's ``Tensor.to`` and ``Cell.to`` accept
+        them with PyTorch's meaning. An argument msmagic cannot classify is flagged and the
+        call left as it is.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        MindSpore 2.10 has ``Tensor.to`` and ``Cell.to``, but they only know MindSpore
+        device names ("CPU", "Ascend"); ``"cuda"`` raises ValueError, so device arguments
+        are still removed.
+    """,
+    example="""
+        import torch
+        device = torch.device("cpu")
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]]).to(device)
+        y = x.cuda() if torch.cuda.is_available() else x.cpu()
+        z = x.to(device, torch.float16)
+    """,
+)
+
+register(
+    "DEV005",
+    "x.numpy() and its .detach().cpu() chain become x.asnumpy()",
+    group=GROUP,
+    why="""
+        PyTorch only converts a tensor to NumPy when it is on the CPU and outside autograd,
+        hence the familiar ``y.detach().cpu().numpy()``. A MindSpore tensor can always be
+        read from the host, and MindSpore tensors carry no autograd history to detach, so
+        the whole chain becomes ``y.asnumpy()``. MindSpore 2.10 also has ``Tensor.numpy()``,
+        but ``asnumpy()`` is its documented spelling and MindSpore tensors have no
+        ``detach()`` or ``cpu()`` to keep the chain.
+    """,
+    seed="seeds/002 Other APIs › torch.device",
+    reference=REF,
+    example="""
+        import torch
+        t = torch.tensor([1.5, -2.0])
+        a = t.detach().cpu().numpy()
+        b = t.numpy()
+    """,
+)
+
+
+_TARGETS = {"cuda": "GPU", "cpu": "CPU"}
+
+
+def _device_string(site, node):
+    """``"cuda:1"`` -> (``"GPU"`` node, {1}); a conditional of such strings maps each
+    branch. None for anything else."""
+    if isinstance(node, cst.SimpleString):
+        text = site.literal(node)
+        kind, _, index = text.partition(":") if isinstance(text, str) else ("", "", "")
+        if kind not in _TARGETS or (index and not index.isdigit()):
+            return None
+        return node.with_changes(value=f"{node.quote}{_TARGETS[kind]}{node.quote}"), (
+            {int(index)} if index else set()
+        )
+    if isinstance(node, cst.IfExp):
+        body, orelse = _device_string(site, node.body), _device_string(site, node.orelse)
+        if body is None or orelse is None:
+            return None
+        return node.with_changes(body=body[0], orelse=orelse[0]), body[1] | orelse[1]
+    return None
+
+
+def _device(site):
+    kind, index = site.arg("type"), site.arg("index")
+    mapped = _device_string(site, kind.value) if kind is not None else None
+    if mapped is not None and index is not None:
+        n = site.literal(index.value)
+        mapped = (mapped[0], mapped[1] | {n}) if isinstance(n, int) else None
+    if mapped is None:
+        site.finding(
+            "DEV001",
+            "only literal 'cuda[:N]'/'cpu' devices (or a conditional choice of them) can be "
+            "turned into a MindSpore device target",
+            comment="device not ported; set mindspore.set_device by hand",
+        )
+        return None
+    expr, ids = mapped
+    if len(ids) > 1 or (ids and not isinstance(expr, cst.SimpleString) and ids != {0}):
+        site.finding(
+            "DEV001",
+            f"device index {sorted(ids)} only ports for a single literal device; "
+            "pass it to mindspore.set_device by hand",
+            comment="device index not ported",
+        )
+        return None
+    dev_id = next(iter(ids), 0)
+    site.edit("DEV001", expr, detail=f"{site.code(kind.value)} -> {site.code(expr)}")
+
+    def set_device(line):
+        small = line.body[0] if len(line.body) == 1 else None
+        if not (
+            isinstance(small, cst.Assign)
+            and small.value is expr
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+        ):
+            return line
+        name = small.targets[0].target.value
+        current = site.code(site.ref("mindspore.get_current_device"))
+        call = f"{site.code(site.ref('mindspore.set_device'))}({name}{f', {dev_id}' if dev_id else ''})"
+        guard = cst.parse_statement(f"if {current}() != ({name}, {dev_id}):\n    {call}\n")
+        site.edit("DEV001", guard, detail=f"added guarded {call}")
+        return cst.FlattenSentinel([line, guard])
+
+    site.on_line(set_device)
+    return expr
+
+
+api("torch.device", rule="DEV001", sig=("type", "index"), handler=_device, returns="device")
+api("torch.cuda.is_available", "mindspore.device_context.gpu.is_available", rule="DEV002")
+
+
+# -- moves
+
+_DEVICE_NAME = re.compile(r"(^|_)dev(ice)?($|_)")
+#: dtype attribute names of either framework (so ported code classifies the same way).
+DTYPE_NAMES = frozenset(
+    "float float16 float32 float64 half double bfloat16 int int8 int16 int32 int64 long "
+    "short uint8 bool bool_ complex64 complex128 cfloat cdouble".split()
+)
+
+
+def _role(site, arg) -> str:
+    """What an argument of ``.to(...)`` is: device, dtype, tensor, option or unknown."""
+    if arg.keyword is not None:
+        return {"device": "device", "dtype": "dtype", "non_blocking": "option",
+                "copy": "option"}.get(arg.keyword.value, "unknown")
+    node = arg.value
+    kind = site.kind_of(node)
+    if kind in ("device", "dtype", "tensor"):
+        return kind
+    if isinstance(node, cst.SimpleString):
+        return "device"
+    if isinstance(node, cst.Attribute):
+        if node.attr.value == "device":
+            return "device"
+        if node.attr.value == "dtype" or node.attr.value in DTYPE_NAMES:
+            return "dtype"
+    if isinstance(node, cst.Name) and _DEVICE_NAME.search(node.value):
+        return "device"
+    return "unknown"
+
+
+def _to(site):
+    call = site.updated
+    if any(a.star for a in call.args):
+        return None
+    roles = [_role(site, orig) for orig in site.original.args]
+    if "unknown" in roles:
+        odd = next(a for a, r in zip(site.original.args, roles) if r == "unknown")
+        site.finding(
+            "DEV004",
+            f"cannot tell whether {site.code(odd).strip().rstrip(',')} is a device, a dtype or "
+            "a tensor; .to(...) was left unchanged",
+            comment=".to() argument not recognised",
+        )
+        return None
+    if "device" not in roles:
+        return None  # a dtype or tensor conversion: Tensor.to / Cell.to take it as is
+    if not {"dtype", "tensor"} & set(roles):
+        site.edit("DEV004", site.receiver, detail=".to(device) removed")
+        return site.receiver
+    kept = [a for a, r in zip(call.args, roles) if r != "device"]
+    kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    new = call.with_changes(args=kept)
+    site.edit("DEV004", new, detail="device argument of .to() removed")
+    return new
+
+
+def _strip(site):
+    site.edit("DEV004", site.receiver, detail=f".{site.original.func.attr.value}() removed")
+    return site.receiver
+
+
+method("to", "DEV004", receiver="any", unambiguous=True, handler=_to, returns="same")
+for _name in ("cuda", "cpu"):
+    method(_name, "DEV004", receiver="any", unambiguous=True, handler=_strip, returns="same")
+
+
+def _asnumpy(site):
+    chain = []
+    node = site.receiver_original
+    while (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("detach", "cpu")
+        and not node.args
+    ):
+        chain.append(node)
+        node = node.func.value
+    site.discard(*chain)
+    new = cst.Call(func=cst.Attribute(value=site.updated_of(node), attr=cst.Name("asnumpy")))
+    steps = "".join(f".{c.func.attr.value}()" for c in reversed(chain))
+    site.edit("DEV005", new, detail=f"{steps}.numpy() -> .asnumpy()")
+    return new
+
+
+method("numpy", "DEV005", unambiguous=True, handler=_asnumpy, returns=None)

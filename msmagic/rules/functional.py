@@ -1,0 +1,895 @@
+"""Functional ops, tensor factories, reductions, activations and losses (functions,
+tensor methods and their nn module forms)."""
+
+import libcst as cst
+
+from msmagic.engine.spec import TENSOR, api, member, method
+from msmagic.rules._util import pack_positional, truthy_literal
+from msmagic.rules.registry import register
+
+GROUP = "Functional ops"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+F = "torch.nn.functional"
+
+register(
+    "FUN001",
+    "Functions with the same parameters move to mindspore.ops",
+    group=GROUP,
+    why="""
+        These functions have a MindSpore counterpart in ``mindspore.ops`` with the same
+        parameter names, order and defaults on 2.10 (``sum`` and ``argmax`` even accept
+        ``dim``/``keepdim``; older MindSpore versions needed ``axis``/``keepdims``), so only
+        the module changes. Watch integer inputs: PyTorch promotes them to float for
+        ``exp``/``log``/``sigmoid``/``tanh`` while the MindSpore CPU kernels reject them,
+        and MindSpore's elementwise ops do not propagate NaN the way PyTorch does.
+        ``torch.where(cond)`` with one argument (the indices form) is flagged: MindSpore
+        2.10 has no CPU kernel for it. ``inplace=True`` on ``relu`` is flagged too (no CPU
+        in-place kernel); the result is still computed, the input is not overwritten.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    installed_note="""
+        Verified on 2.10: ops.sum/ops.argmax accept dim=/keepdim=; ops.arange(5) is int64
+        and ops.arange(0., 1., .1) float32 like torch; ops.sum of int32/bool gives int64 like
+        torch; ops.where(cond) alone raises; ops.relu(x, inplace=True) has no CPU kernel.
+    """,
+    example="""
+        import torch
+        import torch.nn.functional as F
+        x = torch.linspace(-2, 2, 12).reshape(3, 4)
+        y = torch.matmul(x, x.T)
+        s = torch.sum(x, dim=1, keepdim=True)
+        c = torch.clamp(x, min=0)
+        w = torch.where(x > 0, x, torch.zeros_like(x))
+        r = F.relu(x)
+        i = torch.argmax(x, dim=1)
+    """,
+)
+
+register(
+    "FUN002",
+    "cat and stack take axis=, not dim=",
+    group=GROUP,
+    why="""
+        ``ops.cat`` and ``ops.stack`` join tensors like PyTorch's, but their axis parameter
+        is called ``axis`` and ``dim=`` raises. A positional axis needs no change. Both
+        accept a list or a tuple of tensors.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/cat.md",
+    installed_note="Verified on 2.10: ops.cat(xs, dim=1) and ops.stack(xs, dim=1) raise TypeError.",
+    example="""
+        import torch
+        a = torch.ones(2, 3)
+        b = torch.zeros(2, 3)
+        c = torch.cat([a, b], dim=1)
+        d = torch.stack((a, b), dim=0)
+    """,
+)
+
+register(
+    "FUN003",
+    "torch.mean's dim/keepdim become axis/keep_dims",
+    group=GROUP,
+    why="""
+        ``mindspore.ops.mean(x, axis=None, keep_dims=False)`` computes the same mean but
+        rejects PyTorch's ``dim``/``keepdim`` keywords, so they are renamed; positional
+        calls are unchanged. ``Tensor.mean(dim=..., keepdim=...)`` is accepted as is.
+        Note that PyTorch refuses the mean of an integer tensor while MindSpore returns an
+        integer (truncated) mean.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=f"{REF} (torch.mean: parameter names differ)",
+    installed_note="Verified on 2.10: ops.mean(x, dim=1) raises TypeError; Tensor.mean(dim=1, keepdim=True) works.",
+    example="""
+        import torch
+        x = torch.arange(24.).reshape(2, 3, 4)
+        m = torch.mean(x, dim=1, keepdim=True)
+        n = torch.mean(x, (0, 2))
+    """,
+)
+
+register(
+    "FUN004",
+    "max/min: whole-tensor, per-axis and elementwise forms",
+    group=GROUP,
+    why="""
+        ``torch.max`` has three forms. ``torch.max(x)`` returns one tensor, but
+        ``ops.max(x)`` returns a (value, index) pair, so the port takes ``[0]``.
+        ``torch.max(x, dim, keepdim)`` returns a (values, indices) named tuple; ``ops.max``
+        returns a plain tuple with ``axis``/``keepdims`` keywords, so unpacking works and
+        ``.values``/``.indices`` become ``[0]``/``[1]``. ``torch.max(x, other)`` is the
+        elementwise maximum, ``ops.maximum``. The same holds for ``min``. The tensor
+        methods ``x.max()``/``x.max(dim)`` match PyTorch as they are; ``x.max(other)``
+        becomes ``ops.maximum``. When the second argument could be either an axis or a
+        tensor, the call is ported as an axis and flagged. MindSpore's max/maximum skip
+        NaN where PyTorch propagates it.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/max.md; pytorch_diff/tensor_max.md",
+    installed_note="""
+        Verified on 2.10: ops.max(x) with no axis returns a tuple (value, index), not a
+        tensor; ops.max(x, dim=1) raises; Tensor.max(dim=1) returns (values, indices);
+        Tensor.max(other) raises.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[1., 5., 3.], [4., 2., 6.]])
+        top = torch.max(x)
+        v, i = torch.max(x, dim=1)
+        lo = torch.min(x, 0, keepdim=True).values
+        both = torch.max(x, torch.full((2, 3), 3.))
+    """,
+)
+
+register(
+    "FUN005",
+    "softmax/log_softmax: dim becomes axis; the implicit axis is spelled out",
+    group=GROUP,
+    why="""
+        MindSpore names the softmax axis ``axis`` (``ops.softmax``, ``ops.log_softmax``,
+        ``Tensor.softmax``, ``nn.Softmax``, ``nn.LogSoftmax``) and rejects ``dim=``. When
+        PyTorch's ``dim`` is left out, PyTorch picks it from the input's rank (axis 0 for
+        0-, 1- and 3-D inputs, else 1) while MindSpore uses the last axis; the port writes
+        PyTorch's choice out as an expression on the input, and flags the call when the
+        input is not a plain name (module forms always: their input is not known there).
+        ``ops.log_softmax`` has no ``dtype`` parameter (flagged). PyTorch's internal
+        ``_stacklevel`` argument is dropped.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/softmax.md; log_softmax.md; nn_Softmax.md",
+    installed_note="Verified on 2.10: ops.softmax(x, dim=1), ops.log_softmax(x, dim=1) and Tensor.softmax(dim=1) raise TypeError.",
+    example="""
+        import torch
+        import torch.nn.functional as F
+        x = torch.arange(24.).reshape(2, 3, 4) / 10
+        p = F.softmax(x, dim=1)
+        q = F.log_softmax(x, -1)
+        r = F.softmax(x)
+        s = x.softmax(dim=0)
+    """,
+)
+
+register(
+    "FUN006",
+    "cross_entropy and nll_loss keep their PyTorch meaning",
+    group=GROUP,
+    why="""
+        ``ops.cross_entropy`` and ``ops.nll_loss`` take the same ``weight``,
+        ``ignore_index`` (default -100), ``reduction`` and ``label_smoothing`` as PyTorch
+        and give the same values for int64 class indices, for class-probability targets
+        and for N-D inputs (classes on axis 1). The deprecated ``size_average``/``reduce``
+        arguments have no counterpart and are flagged. They sit between ``weight`` and
+        ``ignore_index`` in PyTorch's order, so later positional arguments become keywords.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/CrossEntropyLoss.md",
+    installed_note="Verified on 2.10: ops.cross_entropy accepts int64 targets (unlike the nn.CrossEntropyLoss Cell).",
+    example="""
+        import torch
+        import torch.nn.functional as F
+        logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0, 1.0, 1.0]])
+        target = torch.tensor([0, 2, -100])
+        loss = F.cross_entropy(logits, target, label_smoothing=0.1)
+        nll = F.nll_loss(F.log_softmax(logits, dim=1), target, reduction="sum")
+    """,
+)
+
+register(
+    "FUN007",
+    "mse_loss and l1_loss: reduction kept, weight flagged",
+    group=GROUP,
+    why="""
+        ``ops.mse_loss`` and ``ops.l1_loss`` compute the same losses with the same
+        ``reduction`` values. PyTorch 2.13 added a ``weight`` argument that MindSpore does
+        not have, and the deprecated ``size_average``/``reduce`` have no counterpart: these
+        are flagged and removed, so multiply the unreduced loss by the weight by hand.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    example="""
+        import torch
+        import torch.nn.functional as F
+        a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        b = torch.tensor([[1.5, 1.0], [2.0, 5.0]])
+        mse = F.mse_loss(a, b)
+        l1 = F.l1_loss(a, b, reduction="sum")
+    """,
+)
+
+register(
+    "FUN008",
+    "binary_cross_entropy: weight is broadcast to the input's shape",
+    group=GROUP,
+    why="""
+        ``ops.binary_cross_entropy(logits, labels, weight, reduction)`` takes
+        probabilities like PyTorch's, but its ``weight`` must already have the input's
+        full shape: on 2.10 a broadcastable weight (one value per column, say) produces
+        garbage values instead of an error. The port wraps the weight in
+        ``ops.broadcast_to(weight, input.shape)`` when the input is a plain name, and
+        flags the call otherwise. ``nn.BCELoss(weight=...)`` cannot see its input and is
+        flagged. ``binary_cross_entropy_with_logits`` broadcasts correctly and keeps its
+        ``weight``/``pos_weight``; MindSpore orders its parameters ``weight, pos_weight,
+        reduction``, so positional ones become keywords.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
+    installed_note="Verified on 2.10: ops.binary_cross_entropy with a (4,) weight on (5, 4) inputs returns values around -8e35.",
+    example="""
+        import torch
+        import torch.nn.functional as F
+        p = torch.tensor([[0.9, 0.2], [0.3, 0.6], [0.5, 0.5]])
+        y = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+        w = torch.tensor([1.0, 2.0])
+        bce = F.binary_cross_entropy(p, y, weight=w)
+        bcel = F.binary_cross_entropy_with_logits(p, y, pos_weight=w)
+    """,
+)
+
+register(
+    "FUN009",
+    "zeros/ones/empty take the shape as one tuple",
+    group=GROUP,
+    why="""
+        PyTorch accepts a shape spread out (``torch.zeros(2, 3)``) or as one sequence.
+        ``ops.zeros(size, dtype)`` and ``ops.ones(shape, dtype)`` take one shape: the
+        second number is read as the dtype and raises. The port packs spread-out sizes
+        into a tuple. ``torch.empty`` has no MindSpore function on 2.10; its contents are
+        unspecified anyway, so it becomes ``ops.zeros`` (and the parity check copies the
+        PyTorch values rather than comparing them). ``torch.ones(size=...)`` becomes
+        ``shape=``.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference="r2.4.10/api_mapping/pytorch_diff/zeros.md",
+    installed_note="Verified on 2.10: ops.zeros(4, 3) raises \"input 'dtype' should be mindspore dtype, but got 3\"; ops.empty does not exist.",
+    example="""
+        import torch
+        z = torch.zeros(2, 3)
+        o = torch.ones((4,), dtype=torch.float32)
+        e = torch.zeros_like(o)
+    """,
+)
+
+register(
+    "FUN010",
+    "torch.full's inferred dtype is written out",
+    group=GROUP,
+    why="""
+        ``torch.full(size, value)`` takes its dtype from the value: float32 for a float,
+        int64 for an int, bool for a bool. ``ops.full`` without ``dtype`` always makes an
+        int64 tensor, so ``ops.full((2, 2), 0.5)`` is all zeros and ``float('-inf')``
+        becomes a huge negative integer. The port adds the dtype PyTorch would infer when
+        the value is a literal, and flags the call when it cannot tell.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference=f"{REF} (torch.full listed as consistent)",
+    installed_note="Verified on 2.10: ops.full((2, 3), 1.5) gives int64 ones; the docs list torch.full as consistent.",
+    example="""
+        import torch
+        a = torch.full((2, 3), 1.5)
+        b = torch.full((2,), -0.5)
+        c = torch.full((3,), 7)
+    """,
+)
+
+register(
+    "FUN011",
+    "Random tensors: same distributions, values synchronised",
+    group=GROUP,
+    why="""
+        ``rand``/``randn``/``randint``/``rand_like``/``randn_like`` exist in
+        ``mindspore.ops`` with the same shapes and default dtypes (float32, int64 for
+        ``randint``), but the two frameworks' generators never produce the same numbers,
+        so the parity check copies these values across instead of comparing them.
+        ``torch.randint(high, size)`` (no ``low``) gets ``low=0`` written out, which
+        MindSpore requires. A ``generator`` argument has no counterpart and is flagged;
+        seed MindSpore with ``mindspore.set_seed``.
+    """,
+    seed="seeds/002 API Comparison › random",
+    reference=REF,
+    example="""
+        import torch
+        a = torch.randn(2, 3)
+        b = torch.rand((4,))
+        c = torch.randint(10, (2, 2))
+        d = torch.randn_like(a)
+        e = a * 2
+    """,
+)
+
+register(
+    "FUN012",
+    "leaky_relu: negative_slope becomes alpha with PyTorch's 0.01 default",
+    group=GROUP,
+    why="""
+        MindSpore calls the negative slope ``alpha`` and defaults it to 0.2, where
+        PyTorch's default is 0.01. The argument is renamed and, when the PyTorch call
+        leaves it out, ``alpha=0.01`` is written so the negative side is not scaled 20
+        times more. Applies to ``F.leaky_relu`` and ``nn.LeakyReLU``.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/leaky_relu.md; LeakyReLU.md",
+    installed_note="Verified on 2.10: ops.leaky_relu(x) and nn.LeakyReLU() use 0.2.",
+    example="""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        x = torch.linspace(-3, 3, 7)
+        a = F.leaky_relu(x)
+        b = nn.LeakyReLU(0.1)(x)
+    """,
+)
+
+register(
+    "FUN013",
+    "Activation and shape layers keep PyTorch's defaults",
+    group=GROUP,
+    why="""
+        ``nn.ReLU``, ``nn.Tanh``, ``nn.Sigmoid``, ``nn.Identity`` and ``nn.Flatten`` (both
+        default to ``start_dim=1``) map one to one. ``nn.GELU`` defaults to the tanh
+        approximation in MindSpore but to the exact erf form in PyTorch, so
+        ``approximate=False`` is written unless PyTorch asked for ``'tanh'``.
+        ``inplace=True`` (``nn.ReLU``, ``nn.LeakyReLU``) lets PyTorch overwrite the layer's
+        input; MindSpore layers take no such argument, so it is dropped: the layer's output
+        is the same, but code that reads the input tensor again afterwards sees the
+        original values in MindSpore where PyTorch had overwritten them.
+        ``F.gelu``, ``F.sigmoid``, ``F.tanh`` and ``torch.exp/log/sqrt/abs/tanh/sigmoid``
+        go to ``mindspore.ops`` unchanged.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/GELU.md",
+    installed_note="Verified on 2.10: nn.GELU() differs from torch.nn.GELU() by ~2e-4; nn.GELU(approximate=False) matches.",
+    example="""
+        import torch
+        import torch.nn as nn
+        x = torch.linspace(-3, 3, 8).reshape(2, 4)
+        act = nn.GELU()
+        y = act(x)
+        z = nn.Sequential(nn.ReLU(inplace=True), nn.Flatten())(x * 2)
+    """,
+)
+
+register(
+    "FUN014",
+    "Loss layers keep reduction, weight and ignore_index",
+    group=GROUP,
+    why="""
+        ``nn.MSELoss``, ``nn.L1Loss``, ``nn.NLLLoss``, ``nn.BCELoss`` and
+        ``nn.BCEWithLogitsLoss`` compute the same losses with the same ``reduction``,
+        ``weight``, ``pos_weight`` and ``ignore_index`` (-100) defaults. MindSpore's
+        ``nn.BCEWithLogitsLoss`` orders its parameters ``reduction, weight, pos_weight``,
+        so positional arguments become keywords. The deprecated ``size_average``/``reduce``
+        are flagged, and so is ``nn.BCELoss(weight=...)`` (MindSpore needs the weight in
+        the input's full shape, see FUN008).
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
+    example="""
+        import torch
+        import torch.nn as nn
+        a = torch.tensor([[0.2, 0.7], [0.9, 0.4]])
+        b = torch.tensor([[0.0, 1.0], [1.0, 0.0]])
+        mse = nn.MSELoss(reduction="sum")(a, b)
+        bce = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 3.0]))(a, b)
+    """,
+)
+
+register(
+    "FUN015",
+    "nn.CrossEntropyLoss needs int32 class labels in MindSpore",
+    group=GROUP,
+    why="""
+        ``nn.CrossEntropyLoss`` has the same ``weight``, ``ignore_index``, ``reduction`` and
+        ``label_smoothing`` in both frameworks and the same values, but MindSpore's Cell
+        checks that class-index labels are int32 and raises for the int64 labels PyTorch
+        requires. Probability targets (float, same shape as the logits) work unchanged.
+        The layer is ported and flagged: cast class labels with
+        ``labels.astype(mindspore.int32)`` where the loss is called, or call
+        ``ops.cross_entropy``, which accepts int64.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/CrossEntropyLoss.md",
+    installed_note="Verified on 2.10: nn.CrossEntropyLoss()(logits, int64 labels) raises \"labels should be Int32\".",
+    example="""
+        import torch
+        import torch.nn as nn
+        logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0]])
+        probs = torch.tensor([[0.7, 0.2, 0.1], [0.0, 0.0, 1.0]])
+        loss = nn.CrossEntropyLoss(label_smoothing=0.05)(logits, probs)
+    """,
+)
+
+register(
+    "FUN016",
+    "Tensor.clone becomes Tensor.copy",
+    group=GROUP,
+    why="""
+        ``Tensor.clone()`` exists in MindSpore 2.10 but its kernel is not registered on
+        CPU, so it fails at run time. ``Tensor.copy()`` returns an independent tensor with
+        the same values and dtype, which is what notebooks use ``clone`` for. Gradients
+        flow through both.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference=REF,
+    installed_note="Verified on 2.10 (CPU): Tensor.clone() raises \"The kernel Clone unregistered\".",
+    example="""
+        import torch
+        x = torch.ones(2, 2)
+        y = x.clone()
+    """,
+)
+
+register(
+    "FUN017",
+    "device= on tensor factories is dropped",
+    group=GROUP,
+    why="""
+        PyTorch places each new tensor on a device given per call. MindSpore tensors
+        have no per-tensor device: where computation runs is set once for the process
+        (``mindspore.set_device``), so the argument is removed. ``requires_grad=True``
+        has no counterpart on a plain tensor and is flagged (wrap it in a
+        ``mindspore.Parameter`` or differentiate with ``mindspore.grad``).
+    """,
+    seed="seeds/002 Other APIs › torch.device",
+    reference=REF,
+    example="""
+        import torch
+        z = torch.zeros(3, device="cpu")
+    """,
+)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _is_tensor_arg(site, arg) -> bool:
+    return site.kind_of(_original_arg(site, arg)) == TENSOR
+
+
+def _original_arg(site, arg):
+    """The input-tree node of an updated argument (same position in the call)."""
+    for orig, upd in zip(site.original.args, site.updated.args):
+        if upd is arg:
+            return orig.value
+    return arg.value
+
+
+def _simple(node) -> bool:
+    """A name or attribute chain: safe to repeat in generated code."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+def _input_expr(site, name: str):
+    arg = site.arg(name)
+    return None if arg is None or not _simple(arg.value) else arg.value
+
+
+_FACTORY = dict(
+    drop={"device": "FUN017"},
+    unsupported={
+        "requires_grad": (truthy_literal, "a plain MindSpore tensor does not track gradients"),
+        "out": "MindSpore functions return new tensors",
+        "generator": "MindSpore has no per-call generator; use mindspore.set_seed",
+        "layout": "MindSpore tensors are always strided",
+        "pin_memory": "MindSpore has no pinned host memory option",
+        "memory_format": "MindSpore has no memory format option",
+    },
+)
+
+
+def _factory(**unsupported) -> dict:
+    """Keyword arguments shared by the tensor factories, plus extra unsupported ones."""
+    return {"drop": _FACTORY["drop"], "unsupported": {**_FACTORY["unsupported"], **unsupported}}
+
+
+# ----------------------------------------------------------------------------- FUN001
+
+_SAME = {
+    "torch.matmul": "matmul", "torch.exp": "exp", "torch.log": "log", "torch.sqrt": "sqrt",
+    "torch.abs": "abs", "torch.tanh": "tanh", "torch.sigmoid": "sigmoid",
+    "torch.clamp": "clamp", "torch.masked_fill": "masked_fill",
+    "torch.sum": "sum", "torch.argmax": "argmax", "torch.eye": "eye",
+    f"{F}.gelu": "gelu", f"{F}.sigmoid": "sigmoid", f"{F}.tanh": "tanh",
+}
+_RENAMED_INPUT = {"sqrt": "x", "masked_fill": "input_x"}
+for _torch, _ms in _SAME.items():
+    _rule = "FUN013" if _ms in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "gelu") else "FUN001"
+    api(_torch, f"mindspore.ops.{_ms}", rule=_rule, sig=("input",),
+        rename={"input": _RENAMED_INPUT[_ms]} if _ms in _RENAMED_INPUT else {}, returns=TENSOR)
+
+for _name in ("torch.relu", f"{F}.relu"):
+    api(_name, "mindspore.ops.relu", rule="FUN001",
+        sig=("input", "inplace"),
+        unsupported={"inplace": (truthy_literal, "MindSpore 2.10 has no in-place ReLU kernel on CPU; "
+                                 "the result is computed out of place")},
+        returns=TENSOR)
+
+
+def _where(site):
+    bound = site.bound()
+    if bound is not None and len(bound) == 1:
+        site.finding("FUN001", "torch.where(condition) (indices of True elements) has no CPU "
+                     "kernel in MindSpore 2.10; use ops.nonzero", comment="where(cond) not ported")
+        return None
+    new = site.apply(func=site.ref("mindspore.ops.where"))
+    site.edit("FUN001", new, detail="torch.where -> mindspore.ops.where")
+    return new
+
+
+api("torch.where", rule="FUN001", sig=("condition", "input", "other"), handler=_where, returns=TENSOR)
+api("torch.zeros_like", "mindspore.ops.zeros_like", rule="FUN001", sig=("input",), returns=TENSOR,
+    **_factory())
+api("torch.ones_like", "mindspore.ops.ones_like", rule="FUN001", sig=("input",), returns=TENSOR,
+    **_factory())
+api("torch.arange", "mindspore.ops.arange", rule="FUN001", sig=("start", "end", "step"),
+    returns=TENSOR, **_factory())
+api("torch.linspace", "mindspore.ops.linspace", rule="FUN001", sig=("start", "end", "steps"),
+    returns=TENSOR, **_factory(dtype="ops.linspace has no dtype; cast the result with .astype"))
+
+# Tensor methods that MindSpore 2.10 accepts in their PyTorch form (dim=/keepdim= included).
+for _name in ("sum", "mean", "argmax", "argmin", "masked_fill", "clamp", "exp", "log", "sqrt",
+              "abs", "tanh", "sigmoid", "relu", "matmul"):
+    method(_name, "FUN001", unambiguous=True)
+
+# ----------------------------------------------------------------------------- FUN002/003
+
+api("torch.cat", "mindspore.ops.cat", rule="FUN002", sig=("tensors", "dim"), rename={"dim": "axis"},
+    unsupported={"out": "MindSpore functions return new tensors"}, returns=TENSOR)
+api("torch.stack", "mindspore.ops.stack", rule="FUN002", sig=("tensors", "dim"), rename={"dim": "axis"},
+    unsupported={"out": "MindSpore functions return new tensors"}, returns=TENSOR)
+api("torch.mean", "mindspore.ops.mean", rule="FUN003", sig=("input", "dim", "keepdim"),
+    rename={"input": "x", "dim": "axis", "keepdim": "keep_dims"},
+    unsupported={"dtype": "ops.mean has no dtype; cast the input first",
+                 "out": "MindSpore functions return new tensors"},
+    returns=TENSOR)
+
+# ----------------------------------------------------------------------------- FUN004
+
+
+def _second_arg(site, bound):
+    """What torch.max/min's second argument is: "tensor" (elementwise ``other``), "dim"
+    (an axis) or None (cannot be told)."""
+    names = {name for name, _, _ in bound}
+    if "other" in names:
+        return "tensor"
+    if names & {"dim", "keepdim"} and not any(p for n, _, p in bound if n == "dim"):
+        return "dim"
+    second = bound[1][1]
+    if _is_tensor_arg(site, second):
+        return "tensor"
+    if isinstance(site.literal(second.value), int):
+        return "dim"
+    return None
+
+
+def _max_min(which: str):
+    elementwise = {"max": "maximum", "min": "minimum"}[which]
+
+    def handler(site):
+        bound = site.bound()
+        if bound is None:
+            return None
+        if len(bound) == 1 and bound[0][2]:  # torch.max(x): a single tensor
+            call = site.updated.with_changes(func=site.ref(f"mindspore.ops.{which}"))
+            new = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            site.edit("FUN004", new, detail=f"torch.{which}(x) -> ops.{which}(x)[0] (ops.{which} returns (value, index))")
+            return new
+        hint = _second_arg(site, bound)
+        if hint == "tensor":
+            new = site.updated.with_changes(func=site.ref(f"mindspore.ops.{elementwise}"))
+            site.edit("FUN004", new, detail=f"torch.{which}(x, other) -> ops.{elementwise}")
+            return new
+        if hint is None:
+            site.finding("FUN004", f"cannot tell whether the second argument of torch.{which} is an "
+                         f"axis or a tensor; ported as an axis (use ops.{elementwise} for a tensor)",
+                         comment="2nd argument taken as an axis")
+        new = site.apply(func=site.ref(f"mindspore.ops.{which}"))
+        site.edit("FUN004", new, detail=site.describe(f"torch.{which}(x, dim) -> ops.{which}(x, axis)"))
+        return new
+
+    return handler
+
+
+def _max_min_method(which: str):
+    elementwise = {"max": "maximum", "min": "minimum"}[which]
+
+    def handler(site):
+        bound = site.bound()
+        if not bound:
+            return None
+        other = next((a for n, a, _ in bound if n == "other"), None)
+        if other is None and bound[0][2] and _is_tensor_arg(site, bound[0][1]):
+            other = bound[0][1]
+        if other is None:
+            return None  # x.max() / x.max(dim, keepdim): same in MindSpore
+        if site.kind_of(site.receiver_original) != TENSOR:
+            site.finding("GEN002", f"cannot tell whether the receiver of .{which}(tensor) is a tensor; left unchanged")
+            return None
+        new = cst.Call(func=site.ref(f"mindspore.ops.{elementwise}"),
+                       args=[cst.Arg(site.receiver), other.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+        site.edit("FUN004", new, detail=f".{which}(other) -> ops.{elementwise}(x, other)")
+        return new
+
+    return handler
+
+
+def _values_of(index: int):
+    def handler(site):
+        node = site.receiver_original
+        if isinstance(node, cst.Call) and _is_max_min_with_dim(site, node):
+            new = cst.Subscript(value=site.receiver,
+                                slice=[cst.SubscriptElement(cst.Index(cst.Integer(str(index))))])
+            site.edit("FUN004", new, detail=f".{site.original.attr.value} -> [{index}]")
+            return new
+        if site.kind_of(node) == TENSOR:
+            site.finding("FUN004", f"MindSpore returns a plain tuple where PyTorch returns a named tuple: "
+                         f"if this is the result of max/min with a dim, use [{index}]",
+                         comment=f".{site.original.attr.value} may need [{index}]")
+        return None
+
+    return handler
+
+
+def _is_max_min_with_dim(site, call) -> bool:
+    qual = site.t.resolve(call.func)
+    if qual in ("torch.max", "torch.min"):
+        return len(call.args) >= 2 and not _is_tensor_arg_original(site, call)
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in ("max", "min")
+        and site.kind_of(func.value) == TENSOR
+        and len(call.args) >= 1
+        and not _is_tensor_arg_original(site, call, 0)
+    )
+
+
+def _is_tensor_arg_original(site, call, index: int = 1) -> bool:
+    for i, a in enumerate(call.args):
+        if (a.keyword is not None and a.keyword.value == "other") or (a.keyword is None and i == index
+                                                                      and site.kind_of(a.value) == TENSOR):
+            return True
+    return False
+
+
+for _which in ("max", "min"):
+    api(f"torch.{_which}", rule="FUN004", sig=("input", "dim", "keepdim"),
+        rename={"dim": "axis", "keepdim": "keepdims"}, ms_sig=("input", "axis", "keepdims"),
+        unsupported={"out": "MindSpore functions return new tensors"},
+        handler=_max_min(_which), returns=TENSOR)
+    method(_which, "FUN004", unambiguous=True, sig=("dim", "keepdim"), handler=_max_min_method(_which))
+member("values", "FUN004", unambiguous=True, handler=_values_of(0), returns=TENSOR)
+member("indices", "FUN004", unambiguous=True, handler=_values_of(1), returns=TENSOR)
+
+# ----------------------------------------------------------------------------- FUN005
+
+
+def _softmax(target: str):
+    def handler(site):
+        new = site.apply(func=site.ref(target))
+        if site.arg("dim") is None and site.bound() is not None:
+            x = _input_expr(site, "input")
+            if x is None:
+                site.finding("FUN005", "no dim given: PyTorch picks the axis from the input's rank "
+                             "(0 for 0/1/3-D, else 1) while MindSpore uses -1; pass dim explicitly",
+                             comment="softmax without dim: axis differs")
+            else:
+                expr = site.parse(f"0 if {site.code(x)}.ndim in (0, 1, 3) else 1")
+                new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(keyword=cst.Name("axis"), value=expr,
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace("")))])
+                site.changes.append("implicit dim written out")
+        site.edit("FUN005", new, detail=site.describe(f"-> {target}"))
+        return new
+
+    return handler
+
+
+_SOFTMAX_KW = dict(sig=("input", "dim", "_stacklevel", "dtype"), drop={"_stacklevel": "FUN005"}, returns=TENSOR)
+api(f"{F}.softmax", rule="FUN005", rename={"dim": "axis"}, ms_sig=("input", "axis"),
+    handler=_softmax("mindspore.ops.softmax"), **_SOFTMAX_KW)
+api("torch.softmax", rule="FUN005", rename={"dim": "axis"}, ms_sig=("input", "axis"),
+    handler=_softmax("mindspore.ops.softmax"), **_SOFTMAX_KW)
+api(f"{F}.log_softmax", rule="FUN005", rename={"input": "logits", "dim": "axis"}, ms_sig=("logits", "axis"),
+    unsupported={"dtype": "ops.log_softmax has no dtype; cast the input first"},
+    handler=_softmax("mindspore.ops.log_softmax"), **_SOFTMAX_KW)
+method("softmax", "FUN005", unambiguous=True, sig=("dim",), rename={"dim": "axis"})
+
+
+def _softmax_module(site):
+    target = "mindspore.nn." + site.api.rsplit(".", 1)[-1]
+    new = site.apply(func=site.ref(target))
+    if site.arg("dim") is None and site.bound() is not None:
+        site.finding("FUN005", "no dim given: PyTorch picks the axis from each input's rank "
+                     "(0 for 0/1/3-D, else 1) while MindSpore uses -1; pass dim explicitly",
+                     comment="no dim: axis differs")
+    site.edit("FUN005", new, detail=site.describe(f"-> {target}"))
+    return new
+
+
+for _cls in ("Softmax", "LogSoftmax"):
+    api(f"torch.nn.{_cls}", rule="FUN005", sig=("dim",), rename={"dim": "axis"},
+        handler=_softmax_module, returns=f"module:torch.nn.{_cls}")
+
+# ----------------------------------------------------------------------------- losses
+
+_DEPRECATED = "deprecated in PyTorch and absent in MindSpore; use reduction="
+_LOSS_UNSUPPORTED = {"size_average": _DEPRECATED, "reduce": _DEPRECATED}
+_CE_SIG = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
+api(f"{F}.cross_entropy", "mindspore.ops.cross_entropy", rule="FUN006", sig=_CE_SIG,
+    ms_sig=("input", "target", "weight", "ignore_index", "reduction", "label_smoothing"),
+    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+api(f"{F}.nll_loss", "mindspore.ops.nll_loss", rule="FUN006", sig=_CE_SIG[:7],
+    rename={"input": "inputs"}, ms_sig=("inputs", "target", "weight", "ignore_index", "reduction"),
+    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+for _name in ("mse_loss", "l1_loss"):
+    api(f"{F}.{_name}", f"mindspore.ops.{_name}", rule="FUN007",
+        sig=("input", "target", "size_average", "reduce", "reduction", "weight"),
+        ms_sig=("input", "target", "reduction"),
+        unsupported={**_LOSS_UNSUPPORTED, "weight": "MindSpore's loss has no weight; multiply the "
+                     "reduction='none' loss by the weight instead"},
+        returns=TENSOR)
+
+
+def _bce_weight(site, arg):
+    x = _input_expr(site, "input")
+    if x is None:
+        site.finding("FUN008", "MindSpore needs weight in the input's full shape; wrap it in "
+                     "ops.broadcast_to(weight, input.shape)", comment="weight must match input shape")
+        return None
+    site.changes.append("weight broadcast to the input's shape")
+    return cst.Call(func=site.ref("mindspore.ops.broadcast_to"),
+                    args=[cst.Arg(arg.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                          cst.Arg(site.parse(f"{site.code(x)}.shape"))])
+
+
+api(f"{F}.binary_cross_entropy", "mindspore.ops.binary_cross_entropy", rule="FUN008",
+    sig=("input", "target", "weight", "size_average", "reduce", "reduction"),
+    rename={"input": "logits", "target": "labels"}, ms_sig=("logits", "labels", "weight", "reduction"),
+    values={"weight": _bce_weight}, unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+api(f"{F}.binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits", rule="FUN008",
+    sig=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
+    ms_sig=("input", "target", "weight", "pos_weight", "reduction"),
+    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+
+_MODULE_LOSSES = {
+    "MSELoss": (("size_average", "reduce", "reduction"), ("reduction",)),
+    "L1Loss": (("size_average", "reduce", "reduction"), ("reduction",)),
+    "NLLLoss": (("weight", "size_average", "ignore_index", "reduce", "reduction"),
+                ("weight", "ignore_index", "reduction")),
+    "BCELoss": (("weight", "size_average", "reduce", "reduction"), ("weight", "reduction")),
+    "BCEWithLogitsLoss": (("weight", "size_average", "reduce", "reduction", "pos_weight"),
+                          ("reduction", "weight", "pos_weight")),
+}
+for _cls, (_sig, _ms_sig) in _MODULE_LOSSES.items():
+    _unsupported = dict(_LOSS_UNSUPPORTED)
+    if _cls == "BCELoss":
+        _unsupported["weight"] = ("MindSpore's BCELoss needs the weight in the input's full shape and "
+                                  "returns wrong values for a broadcastable one; use ops.binary_cross_entropy")
+    api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN014", sig=_sig, ms_sig=_ms_sig,
+        unsupported=_unsupported, returns=f"module:torch.nn.{_cls}")
+
+
+def _ce_module(site):
+    new = site.apply(func=site.ref("mindspore.nn.CrossEntropyLoss"))
+    site.edit("FUN015", new, detail=site.describe("torch.nn.CrossEntropyLoss -> mindspore.nn.CrossEntropyLoss"))
+    site.finding("FUN015", "MindSpore's CrossEntropyLoss raises for int64 class labels: cast them with "
+                 ".astype(mindspore.int32) where the loss is called (probability targets are fine)",
+                 comment="class labels must be int32 here")
+    return new
+
+
+api("torch.nn.CrossEntropyLoss", rule="FUN015",
+    sig=("weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"),
+    ms_sig=("weight", "ignore_index", "reduction", "label_smoothing"),
+    unsupported=_LOSS_UNSUPPORTED, handler=_ce_module, returns="module:torch.nn.CrossEntropyLoss")
+
+# ----------------------------------------------------------------------------- factories
+
+
+def _shape_factory(target: str, rule: str):
+    def handler(site):
+        new = pack_positional(site.apply(func=site.ref(target)))
+        site.edit(rule, new, detail=site.describe(f"-> {target}; size as one tuple"))
+        return new
+
+    return handler
+
+
+api("torch.zeros", rule="FUN009", handler=_shape_factory("mindspore.ops.zeros", "FUN009"),
+    returns=TENSOR, **_factory())
+api("torch.ones", rule="FUN009", rename={"size": "shape"},
+    handler=_shape_factory("mindspore.ops.ones", "FUN009"), returns=TENSOR, **_factory())
+api("torch.empty", rule="FUN009", handler=_shape_factory("mindspore.ops.zeros", "FUN009"),
+    random=True, returns=TENSOR, **_factory())
+
+
+def _fill_dtype(site) -> str:
+    arg = site.arg("fill_value")
+    if arg is None:
+        return ""
+    value = site.literal(arg.value, default=None)
+    text = site.code(arg.value).strip()
+    if isinstance(value, bool):
+        return "bool_"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float) or text.startswith(("float(", "-float(")):
+        return "float32"
+    return ""
+
+
+def _full(site):
+    new = site.apply(func=site.ref("mindspore.ops.full"))
+    if site.arg("dtype") is None and site.bound() is not None:
+        dtype = _fill_dtype(site)
+        if dtype:
+            new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                cst.Arg(keyword=cst.Name("dtype"), value=site.ref(f"mindspore.{dtype}"),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace("")))])
+            site.changes.append(f"added dtype=mindspore.{dtype}")
+        else:
+            site.finding("FUN010", "ops.full makes int64 unless dtype is given; PyTorch takes the dtype "
+                         "from the fill value, which is not a literal here: add dtype=",
+                         comment="dtype not inferable: add dtype=")
+    site.edit("FUN010", new, detail=site.describe("torch.full -> mindspore.ops.full"))
+    return new
+
+
+api("torch.full", rule="FUN010", sig=("size", "fill_value"), handler=_full, returns=TENSOR, **_factory())
+
+
+def _randint(site):
+    bound = site.bound()
+    new = site.apply(func=site.ref("mindspore.ops.randint"))
+    if bound is not None and sum(1 for _, _, p in bound if p) == 2 and not any(
+            n in ("low", "high", "size") for n, _, p in bound if not p):
+        new = new.with_changes(args=[cst.Arg(cst.Integer("0"), comma=cst.Comma(
+            whitespace_after=cst.SimpleWhitespace(" "))), *new.args])
+        site.changes.append("low=0 written out")
+    site.edit("FUN011", new, detail=site.describe("torch.randint -> mindspore.ops.randint"))
+    return new
+
+
+for _name in ("rand", "randn"):
+    api(f"torch.{_name}", f"mindspore.ops.{_name}", rule="FUN011", random=True, returns=TENSOR, **_factory())
+for _name in ("rand_like", "randn_like"):
+    api(f"torch.{_name}", f"mindspore.ops.{_name}", rule="FUN011", sig=("input",), random=True,
+        returns=TENSOR, **_factory())
+api("torch.randint", rule="FUN011", sig=("low", "high", "size"), handler=_randint, random=True,
+    returns=TENSOR, **_factory())
+
+# ----------------------------------------------------------------------------- activations
+
+api(f"{F}.leaky_relu", "mindspore.ops.leaky_relu", rule="FUN012", sig=("input", "negative_slope", "inplace"),
+    rename={"negative_slope": "alpha"}, defaults={"alpha": "0.01"},
+    unsupported={"inplace": (truthy_literal, "MindSpore has no in-place leaky_relu")}, returns=TENSOR)
+api("torch.nn.LeakyReLU", "mindspore.nn.LeakyReLU", rule="FUN012", sig=("negative_slope", "inplace"),
+    rename={"negative_slope": "alpha"}, defaults={"alpha": "0.01"}, drop={"inplace": "FUN013"},
+    returns="module:torch.nn.LeakyReLU")
+for _cls in ("ReLU", "Tanh", "Sigmoid", "Identity", "Flatten"):
+    api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN013",
+        sig=("start_dim", "end_dim") if _cls == "Flatten" else ("inplace",) if _cls == "ReLU" else (),
+        drop={"inplace": "FUN013"} if _cls == "ReLU" else {}, returns=f"module:torch.nn.{_cls}")
+
+
+def _gelu_approx(site, arg):
+    value = site.literal(arg.value)
+    if value not in ("none", "tanh"):
+        site.finding("FUN013", f"approximate={site.code(arg.value)} is not a literal: MindSpore needs "
+                     "approximate=True for 'tanh', False for 'none'", comment="approximate not a literal")
+        return None
+    return site.parse(str(value == "tanh"))
+
+
+api("torch.nn.GELU", "mindspore.nn.GELU", rule="FUN013", sig=("approximate",),
+    values={"approximate": _gelu_approx}, defaults={"approximate": "False"}, returns="module:torch.nn.GELU")
+
+method("clone", "FUN016", unambiguous=True, target="copy",
+       unsupported={"memory_format": "MindSpore has no memory format option"})

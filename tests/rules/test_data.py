@@ -1,0 +1,202 @@
+"""Data-object rules (DAT001-DAT006): ported examples run on both sides with run_pair."""
+
+import ast
+import textwrap
+
+import msmagic
+from msmagic.lockstep import run_pair
+from msmagic.rules.data import DTYPES
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def rules(port):
+    return [e.rule_id for e in port.edits]
+
+
+def test_tensor_inferred_dtypes_agree_without_explicit_dtype():
+    run = run_pair(src("""
+        import torch
+        import numpy as np
+        f = torch.tensor([1.0, 2.5])
+        i = torch.tensor([[1, 2], [3, 4]])
+        b = torch.tensor([True, False])
+        mixed = torch.tensor([1, 2.5])
+        f64 = torch.tensor(np.array([0.1, 0.2]))
+        i32 = torch.tensor(np.array([1, 2], dtype=np.int32))
+        s = torch.tensor(3.0)
+        k = torch.tensor(data=[7, 8])
+    """))
+    code = run.port.code
+    assert "dtype=mindspore" not in code
+    assert "f = mindspore.Tensor([1.0, 2.5])\n" in code
+    assert "k = mindspore.Tensor(input_data=[7, 8])\n" in code
+    names = ["f", "i", "b", "mixed", "f64", "i32", "s", "k"]
+    assert run.agree(*names), run.explain()  # agree() includes the dtype check
+    assert [run.row(n).ms_dtype for n in names] == [
+        "Float32", "Int64", "Bool", "Float32", "Float64", "Int32", "Float32", "Int64"]
+
+
+def test_tensor_dtype_kept_device_and_requires_grad_dropped():
+    run = run_pair(src("""
+        import torch
+        x = torch.tensor([[1, 2], [3, 4]], dtype=torch.float16, device="cpu", requires_grad=False)
+        y = torch.tensor([0.5, 1.5], requires_grad=True)
+    """))
+    code = run.port.code
+    assert "x = mindspore.Tensor([[1, 2], [3, 4]], dtype=mindspore.float16)\n" in code
+    assert "y = mindspore.Tensor([0.5, 1.5])\n" in code
+    assert rules(run.port).count("DEV003") == 1 and "DAT005" in rules(run.port)
+    assert run.agree("x", "y"), run.explain()
+
+
+def test_from_numpy_shares_memory_on_both_sides():
+    run = run_pair(src("""
+        import torch
+        import numpy as np
+        arr = np.arange(4.0)
+        t = torch.from_numpy(arr)
+        arr[0] = 10.0
+        first = t[0].item()
+    """))
+    assert "t = mindspore.Tensor.from_numpy(arr)\n" in run.port.code
+    assert "DAT002" in rules(run.port)
+    assert run.agree("t", "first"), run.explain()
+    assert run.torch_ns["first"] == 10.0  # the write reached the tensor
+    assert run.row("t").ms_dtype == "Float64"
+
+
+def test_variable_unwrapped_or_parameter():
+    run = run_pair(src("""
+        import torch
+        from torch.autograd import Variable
+        a = torch.tensor([1.0, 2.0])
+        b = torch.tensor([3.0, -1.0])
+        x = Variable(a)
+        y = Variable(a + b) * 2
+        w = Variable(b, requires_grad=True)
+        flag = True
+        v = Variable(a, requires_grad=flag)
+        z = Variable(a, volatile=True) + w * v
+    """))
+    code = run.port.code
+    assert "x = a\ny = (a + b) * 2\nw = mindspore.Parameter(b)\n" in code
+    assert "v = mindspore.Parameter(a, requires_grad=flag)\n" in code
+    assert "z = a + w * v\n" in code
+    assert "Variable" not in code
+    assert rules(run.port).count("DAT003") == 5
+    assert run.agree("x", "y", "w", "v", "z"), run.explain()
+    import mindspore
+
+    assert isinstance(run.ms_ns["w"], mindspore.Parameter)
+    assert not isinstance(run.ms_ns["x"], mindspore.Parameter)
+
+
+def test_parameter_in_cell_named_after_attribute():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+
+        class Affine(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = nn.Parameter(torch.tensor([2.0, 0.5, -1.0]))
+                self.shift = nn.Parameter(torch.tensor([0.1, 0.2, 0.3]), False)
+
+            def forward(self, x):
+                return x * self.scale + self.shift
+
+        m = Affine()
+        y = m(torch.tensor([1.0, 2.0, 3.0]))
+    """))
+    code = run.port.code
+    assert "self.scale = mindspore.Parameter(mindspore.Tensor([2.0, 0.5, -1.0]))\n" in code
+    assert "mindspore.Parameter(mindspore.Tensor([0.1, 0.2, 0.3]), requires_grad=False)" in code
+    assert "DAT004" in rules(run.port)
+    assert run.agree("y", "m.scale", "m.shift"), run.explain()
+    cell = run.ms_ns["m"]
+    assert [n for n, _ in cell.parameters_and_names()] == ["scale", "shift"]
+    assert [p.name for p in cell.trainable_params()] == ["scale"]
+
+
+def test_register_buffer_is_kept_and_behaves_like_torch():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+
+        class Shift(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("offset", torch.tensor([1.0, -1.0]))
+                self.register_buffer("scratch", torch.tensor([0.0, 0.0]), persistent=False)
+
+            def forward(self, x):
+                return x + self.offset + self.scratch
+
+        m = Shift()
+        y = m(torch.tensor([2.0, 3.0]))
+        offset = m.offset
+        keys = sorted(m.state_dict().keys())
+    """), names=["y", "offset"])
+    assert 'self.register_buffer("offset", mindspore.Tensor([1.0, -1.0]))' in run.port.code
+    assert run.agree("y", "offset"), run.explain()
+    cell = run.ms_ns["m"]
+    assert sorted(dict(cell.named_buffers())) == ["offset", "scratch"]
+    assert "offset" in cell.state_dict() and "scratch" not in cell.state_dict()
+
+
+def test_every_dtype_maps_to_same_width():
+    lines = ["import torch"] + [
+        f"t_{name} = torch.tensor([1, 0], dtype=torch.{name})" for name in DTYPES
+        if name not in ("bfloat16",)
+    ] + ["t_bf16 = torch.tensor([1.5, 0.0], dtype=torch.bfloat16).float()"]
+    run = run_pair("\n".join(lines) + "\n")
+    for name, ms in DTYPES.items():
+        if name != "bfloat16":
+            assert f"dtype=mindspore.{ms})" in run.port.code
+    assert "dtype=mindspore.bfloat16).float()" in run.port.code
+    names = [f"t_{n}" for n in DTYPES if n != "bfloat16"] + ["t_bf16"]
+    assert run.agree(*names), run.explain()
+
+
+def test_tensor_casts_and_queries_kept_unchanged():
+    cell = src("""
+        import torch
+        x = torch.tensor([[1.7, -2.2, 0.0], [3.5, 4.0, -0.6]])
+        a = x.float()
+        b = x.long()
+        c = x.int()
+        d = x.double()
+        e = x.half()
+        f = x.bool()
+        g = x[0, 0].item()
+        h = x.tolist()
+        n = x.numel()
+        k = x.dim()
+    """)
+    run = run_pair(cell)
+    body = cell.split("\n", 2)[2]
+    assert body in run.port.code  # every line after the tensor is unchanged
+    assert run.agree(*"abcdefghnk"), run.explain()
+
+
+def test_size_becomes_shape():
+    run = run_pair(src("""
+        import torch
+        x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        rows = x.size(0)
+        cols = x.size(dim=1)
+        last = (x + 1).size(-1)
+        shape = x.size()
+        def width(t):
+            return t.size(1)
+        w = width(x)
+    """))
+    code = run.port.code
+    assert "rows = x.shape[0]\ncols = x.shape[1]\nlast = (x + 1).shape[-1]\nshape = x.shape\n" in code
+    assert "return t.shape[1]\n" in code
+    assert rules(run.port).count("DAT006") == 5
+    assert run.agree("rows", "cols", "last", "shape", "w"), run.explain()
+    ast.parse(code)

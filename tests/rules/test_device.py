@@ -1,0 +1,223 @@
+"""Device rules (DEV001-DEV005): every port is executed on both sides with run_pair."""
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+
+import msmagic
+from msmagic.lockstep import run_pair
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def src(text):
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def rules(port):
+    return [e.rule_id for e in port.edits]
+
+
+def test_device_statement_becomes_target_and_guarded_set_device():
+    run = run_pair(src("""
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        has_gpu = torch.cuda.is_available()
+        on_gpu = device == torch.device("cuda")
+    """))
+    code = run.port.code
+    assert 'device = "GPU" if mindspore.device_context.gpu.is_available() else "CPU"\n' in code
+    assert "if mindspore.get_current_device() != (device, 0):\n    mindspore.set_device(device)\n" in code
+    assert 'on_gpu = device == "GPU"' in code
+    assert {"DEV001", "DEV002"} <= set(rules(run.port))
+    assert run.ms_error is None and run.torch_error is None, run.explain()
+    assert run.agree("has_gpu", "on_gpu"), run.explain()
+    assert run.ms_ns["device"] == "CPU"  # this machine has no GPU for MindSpore
+    import mindspore
+
+    assert mindspore.get_current_device().device_target == "CPU"
+
+
+def test_guard_keeps_set_device_from_raising_after_kernels_ran():
+    """In a fresh process: a kernel runs first (as in a notebook), then the ported cell
+    runs twice. The guarded port must not raise; a bare set_device does."""
+    ported = msmagic.port(src("""
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """)).code
+    script = src(f"""
+        import mindspore
+        (mindspore.Tensor([1.0]) + 1).asnumpy()
+        code = {ported!r}
+        exec(code, {{}})
+        exec(code, {{}})
+        try:
+            mindspore.set_device("CPU")
+        except RuntimeError:
+            print("bare set_device raises")
+        print("ported ok")
+    """)
+    env = dict(os.environ, GLOG_v="3", PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "bare set_device raises" in out.stdout and "ported ok" in out.stdout
+
+
+def test_literal_device_index_goes_to_set_device():
+    port = msmagic.port(src("""
+        import torch
+        device = torch.device("cuda:1")
+        cpu = torch.device('cpu')
+        first = torch.device("cuda", 0)
+    """))
+    assert "device = \"GPU\"\nif mindspore.get_current_device() != (device, 1):\n" \
+           "    mindspore.set_device(device, 1)\n" in port.code
+    assert "cpu = 'CPU'\n" in port.code
+    assert "first = \"GPU\"\nif mindspore.get_current_device() != (first, 0):\n" in port.code
+    assert not port.unsupported
+
+
+def test_device_inside_a_function_is_guarded_at_its_indentation():
+    run = run_pair(src("""
+        import torch
+        def pick():
+            dev = torch.device("cpu")  # host
+            return dev
+        chosen = pick() == torch.device("cpu")
+    """))
+    assert ('    dev = "CPU"  # host\n    if mindspore.get_current_device() != (dev, 0):\n'
+            '        mindspore.set_device(dev)\n') in run.port.code
+    assert run.agree("chosen"), run.explain()
+
+
+def test_device_findings_keep_torch_and_comment():
+    port = msmagic.port(src("""
+        import torch
+        name = "cuda"
+        a = torch.device(name)
+        b = torch.device("mps")
+        c = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
+    """))
+    found = [(f.line, f.rule_id) for f in port.unsupported]
+    assert found == [(3, "DEV001"), (4, "DEV001"), (5, "DEV001")]
+    assert "a = torch.device(name)  # msmagic: DEV001" in port.code
+    assert "c = torch.device(" in port.code and "mindspore.set_device(" not in port.code
+    ast.parse(port.code)
+
+
+def test_model_and_data_moves_removed_forward_matches():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+        x = torch.randn(3, 4).to(device)
+        y = model(x)
+        out = y.detach().cpu().numpy()
+        if torch.cuda.is_available():
+            model.cuda()
+        host = y.cpu()
+    """))
+    code = run.port.code
+    assert ".to(" not in code and ".cuda(" not in code and ".cpu(" not in code
+    assert "model = nn.SequentialCell(" in code and code.count("model.") == 0
+    assert "out = y.asnumpy()\n" in code and "host = y\n" in code
+    assert rules(run.port).count("DEV004") == 4
+    assert run.agree("y", "out", "host"), run.explain()
+
+
+def test_cuda_and_cpu_with_arguments_are_removed():
+    run = run_pair(src("""
+        import torch
+        t = torch.tensor([1.0, 2.0])
+        a = t.cuda(0, non_blocking=True) if torch.cuda.is_available() else t.cpu()
+        b = t.cpu() * 2
+    """))
+    assert "a = t if mindspore.device_context.gpu.is_available() else t\n" in run.port.code
+    assert "b = t * 2\n" in run.port.code
+    assert run.agree("a", "b"), run.explain()
+
+
+def test_to_keeps_dtype_and_tensor_arguments():
+    run = run_pair(src("""
+        import torch
+        device = torch.device("cpu")
+        x = torch.tensor([[1.5, -2.25], [3.0, 4.5]])
+        ref = torch.tensor([1, 2], dtype=torch.int32)
+        a = x.to(device, torch.float16)
+        b = x.to(device=device, dtype=torch.float64)
+        c = x.to(torch.int32)
+        d = x.to(ref)
+        e = x.to("cpu", non_blocking=True)
+        f = x.to(x.dtype)
+    """))
+    code = run.port.code
+    assert "a = x.to(mindspore.float16)\n" in code
+    assert "b = x.to(dtype=mindspore.float64)\n" in code
+    assert "c = x.to(mindspore.int32)\n" in code
+    assert "d = x.to(ref)\n" in code and "e = x\n" in code and "f = x.to(x.dtype)\n" in code
+    assert run.agree("a", "b", "c", "d", "e", "f"), run.explain()
+    assert run.row("a").ms_dtype == "Float16" and run.row("d").ms_dtype == "Int32"
+
+
+def test_to_with_unrecognised_argument_is_flagged():
+    port = msmagic.port(src("""
+        import torch
+        def move(t, target):
+            return t.to(target)
+        y = move(torch.tensor([1.0]), torch.float16)
+    """))
+    assert [(f.line, f.rule_id) for f in port.unsupported] == [(3, "DEV004")]
+    assert "return t.to(target)  # msmagic: DEV004" in port.code
+    ast.parse(port.code)
+
+
+def test_device_keyword_dropped_from_factory():
+    run = run_pair(src("""
+        import torch
+        device = torch.device("cpu")
+        x = torch.tensor([1.0, 2.0], device=device, pin_memory=False)
+    """))
+    assert "x = mindspore.Tensor([1.0, 2.0])\n" in run.port.code
+    assert rules(run.port).count("DEV003") == 2
+    assert run.agree("x"), run.explain()
+
+
+def test_numpy_chains_become_asnumpy():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        t = torch.tensor([1.5, -2.0, 0.25])
+        w = nn.Parameter(torch.tensor([2.0, 3.0, 4.0]))
+        a = t.detach().cpu().numpy()
+        b = t.numpy()
+        c = t.cpu().numpy()
+        d = (w * t).detach().numpy()
+    """))
+    code = run.port.code
+    assert "a = t.asnumpy()\nb = t.asnumpy()\nc = t.asnumpy()\nd = (w * t).asnumpy()\n" in code
+    assert "stop_gradient" not in code
+    assert "PRC002" not in rules(run.port)
+    assert [e.detail for e in run.port.edits if e.rule_id == "DEV004"] == []
+    assert rules(run.port).count("DEV005") == 4
+    assert run.agree("a", "b", "c", "d"), run.explain()
+    assert type(run.ms_ns["d"]).__module__ == "numpy"
+
+
+def test_reporting_the_port_again_changes_nothing():
+    first = msmagic.port(src("""
+        import torch
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        x = torch.tensor([1.0, 2.0]).to(device)
+        h = x.to(device, torch.float16)
+        n = x.detach().cpu().numpy()
+        r = torch.special.erfcx(x)
+    """))
+    assert "import torch  # msmagic" in first.code  # torch stays in scope for the re-port
+    again = msmagic.port(first.code)
+    assert again.code == first.code
+    assert not [e for e in again.edits if e.rule_id.startswith("DEV")]
+    assert not [f for f in again.unsupported if f.rule_id.startswith("DEV")]

@@ -1,0 +1,355 @@
+"""Functional ops, factories, activations and losses (FUN): ported, run on both
+frameworks, compared by value, shape and dtype."""
+
+import libcst as cst
+import pytest
+
+import msmagic
+from msmagic.lockstep import run_pair
+
+pytest.importorskip("mindspore")
+pytest.importorskip("torch")
+
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+X = HEAD + "x = torch.linspace(-2, 2, 24).reshape(2, 3, 4)\n"
+LOGITS = HEAD + ("logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0, 1.0, 1.0], [0.3, -2.0, 0.0]])\n"
+                 "target = torch.tensor([0, 2, -100, 1])\n"
+                 "probs = torch.tensor([[0.7, 0.2, 0.1], [0.0, 0.0, 1.0], [0.3, 0.3, 0.4], [0.5, 0.5, 0.0]])\n")
+
+
+def check(src, *names, rule=None, atol=1e-5):
+    run = run_pair(src, atol=atol)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    for n in names:
+        row = run.row(n)
+        assert row.status == "match", run.explain()
+        assert row.torch_shape == row.ms_shape, run.explain()
+    if rule:
+        assert rule in {e.rule_id for e in run.port.edits}, run.port.edits
+    cst.parse_module(run.port.code)
+    assert msmagic.port(run.port.code).code == run.port.code  # porting again changes nothing
+    return run
+
+
+def flagged(src, rule, comment):
+    r = msmagic.port(src)
+    assert rule in [f.rule_id for f in r.unsupported], r.unsupported
+    assert comment in r.code, r.code
+    cst.parse_module(r.code)
+    return r
+
+
+# ------------------------------------------------------------------ FUN001
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.matmul(x, x.transpose(1, 2))", "torch.sum(x)", "torch.sum(x, dim=1, keepdim=True)",
+    "torch.sum(x, (0, 2))", "torch.sum(x > 0)", "torch.sum(torch.arange(5, dtype=torch.int32))",
+    "torch.argmax(x)", "torch.argmax(x, dim=-1, keepdim=True)", "torch.clamp(x, min=0)",
+    "torch.clamp(x, max=0.5)", "torch.clamp(x, -1, 1)", "torch.clamp(torch.arange(4), 0.5)",
+    "torch.where(x > 0, x, 0.)", "torch.where(x > 0, 1., 0.)", "torch.masked_fill(x, x < 0, -1e9)",
+    "x.masked_fill(x > 1, 0)", "torch.zeros_like(x)", "torch.ones_like(x, dtype=torch.int32)",
+    "torch.arange(5)", "torch.arange(1, 7, 2)", "torch.arange(0., 1., .1)", "torch.arange(0, 1, 0.25)",
+    "torch.linspace(0, 1, 5)", "torch.linspace(-1, 1, steps=4)", "torch.eye(3)", "torch.eye(2, 4)",
+    "F.relu(x)", "torch.relu(x)", "x.sum(dim=2)", "x.argmax(1)", "x.mean(dim=0, keepdim=True)",
+])
+def test_same_signature_ops(expr):
+    check(X + f"y = {expr}\n", "y")
+
+
+def test_same_signature_rule_and_keywords_kept():
+    run = check(X + "s = torch.sum(x, dim=1, keepdim=True)\nr = F.relu(x)\n", "s", "r", rule="FUN001")
+    assert "F.sum(x, dim=1, keepdim=True)" in run.port.code  # 2.10 accepts dim/keepdim
+
+
+def test_where_single_argument_flagged():
+    flagged(X + "idx = torch.where(x > 0)\n", "FUN001", "where(cond) not ported")
+
+
+def test_relu_inplace_flagged():
+    r = flagged(X + "y = F.relu(x, inplace=True)\n", "FUN001", "inplace= has no MindSpore equivalent")
+    assert "inplace" not in r.code.splitlines()[-1].split("#")[0]
+    check(X + "y = F.relu(x, inplace=False)\n", "y")
+
+
+def test_factory_device_dropped_and_requires_grad_flagged():
+    run = check(HEAD + "z = torch.zeros(3, device='cpu')\nw = torch.ones_like(z, device='cpu')\n", "z", "w",
+                rule="FUN017")
+    assert "device" not in run.port.code
+    flagged(HEAD + "z = torch.zeros(3, requires_grad=True)\n", "FUN009", "requires_grad= has no MindSpore")
+    flagged(HEAD + "a = torch.linspace(0, 1, 5, dtype=torch.float64)\n", "FUN001", "dtype= has no MindSpore")
+
+
+# ------------------------------------------------------------------ FUN002 / FUN003
+
+
+@pytest.mark.parametrize("expr,expect", [
+    ("torch.cat([x, x], dim=1)", "cat([x, x], axis=1)"),
+    ("torch.cat((x, x), 2)", "cat((x, x), 2)"),
+    ("torch.cat([x, x])", "cat([x, x])"),
+    ("torch.stack([x, x], dim=-1)", "stack([x, x], axis=-1)"),
+    ("torch.stack((x, x))", "stack((x, x))"),
+])
+def test_cat_stack(expr, expect):
+    run = check(X + f"y = {expr}\n", "y")
+    assert expect in run.port.code
+
+
+@pytest.mark.parametrize("expr,expect", [
+    ("torch.mean(x)", "mean(x)"),
+    ("torch.mean(x, dim=1)", "mean(x, axis=1)"),
+    ("torch.mean(x, 1, True)", "mean(x, 1, True)"),
+    ("torch.mean(x, dim=(0, 2), keepdim=True)", "mean(x, axis=(0, 2), keep_dims=True)"),
+    ("torch.mean(input=x, dim=-1)", "mean(x=x, axis=-1)"),
+])
+def test_mean(expr, expect):
+    run = check(X + f"y = {expr}\n", "y", rule="FUN003")
+    assert expect in run.port.code
+
+
+# ------------------------------------------------------------------ FUN004
+
+
+M = "import torch\nx = torch.tensor([[1., 5., 3.], [4., 2., 6.]])\n"
+
+
+@pytest.mark.parametrize("which", ["max", "min"])
+def test_max_min_forms(which):
+    src = M + (f"a = torch.{which}(x)\n"
+               f"v, i = torch.{which}(x, dim=1)\n"
+               f"k = torch.{which}(x, 0, keepdim=True)\n"
+               f"vals = torch.{which}(x, -1).values\n"
+               f"idx = torch.{which}(x, dim=0).indices\n"
+               f"e = torch.{which}(x, torch.full((2, 3), 3.))\n"
+               f"o = torch.{which}(x, other=x * 0 + 2)\n"
+               f"ma = x.{which}()\n"
+               f"mv, mi = x.{which}(1)\n"
+               f"md = x.{which}(dim=0, keepdim=True).values\n"
+               f"me = x.{which}(3.5 - x)\n")
+    run = check(src, "a", "v", "i", "k", "vals", "idx", "e", "o", "ma", "mv", "mi", "md", "me", rule="FUN004")
+    code = run.port.code
+    assert f"ops.{which}(x)[0]" in code
+    assert f"ops.{which}(x, axis=1)" in code
+    assert f"ops.{which}(x, -1)[0]" in code and f"ops.{which}(x, axis=0)[1]" in code
+    elementwise = {"max": "maximum", "min": "minimum"}[which]
+    assert f"ops.{elementwise}(x, " in code and f"ops.{elementwise}(x, 3.5 - x)" in code
+    assert ".values" not in code and ".indices" not in code
+
+
+def test_max_ambiguous_second_argument_flagged():
+    r = flagged(M + "d = 1\ny = torch.max(x, d)\n", "FUN004", "2nd argument taken as an axis")
+    assert "ops.max(x, d)" in r.code
+
+
+def test_values_on_named_result_flagged_and_pandas_values_untouched():
+    flagged(M + "r = torch.max(x, 1)\nv = r.values\n", "FUN004", ".values may need [0]")
+    r = msmagic.port("import torch\nimport pandas as pd\ndf = pd.DataFrame()\nv = df.values\n")
+    assert "v = df.values" in r.code and not r.unsupported
+
+
+# ------------------------------------------------------------------ FUN005
+
+
+@pytest.mark.parametrize("expr", ["F.softmax(x, dim=1)", "F.softmax(x, 0)", "F.softmax(x, -1)",
+                                  "F.log_softmax(x, dim=1)", "F.log_softmax(x, 2)", "torch.softmax(x, dim=2)",
+                                  "x.softmax(dim=0)", "x.softmax(-1)", "nn.Softmax(dim=1)(x)",
+                                  "nn.LogSoftmax(dim=-1)(x)", "F.softmax(x, dim=1, dtype=torch.float32)"])
+def test_softmax_axis(expr):
+    run = check(X + f"y = {expr}\n", "y", rule="FUN005")
+    assert "dim=" not in run.port.code.splitlines()[-1]
+
+
+@pytest.mark.parametrize("shape", ["(4,)", "(2, 3, 4)", "(2, 12)", "(2, 2, 3, 2)"])
+def test_softmax_implicit_dim_written_out(shape):
+    # PyTorch's implicit dim is 0 for 1-D and 3-D inputs, 1 otherwise: every case agrees
+    src = HEAD + f"x = torch.linspace(-1, 1, 24)[:4 if {shape} == (4,) else 24].reshape{shape}\n"
+    src += "p = F.softmax(x)\nq = F.log_softmax(x)\n"
+    run = check(src, "p", "q", rule="FUN005")
+    assert "axis=0 if x.ndim in (0, 1, 3) else 1" in run.port.code
+
+
+def test_softmax_implicit_dim_flagged_when_input_is_an_expression():
+    flagged(X + "p = F.softmax(x * 2)\n", "FUN005", "softmax without dim")
+    flagged(X + "sm = nn.Softmax()\n", "FUN005", "no dim: axis differs")
+    flagged(X + "a = F.log_softmax(x, 1, dtype=torch.float64)\n", "FUN005", "dtype= has no MindSpore")
+
+
+# ------------------------------------------------------------------ FUN006 / FUN007 / FUN008
+
+
+@pytest.mark.parametrize("expr", [
+    "F.cross_entropy(logits, target)",
+    "F.cross_entropy(logits, target, reduction='none')",
+    "F.cross_entropy(logits, target, reduction='sum', label_smoothing=0.2)",
+    "F.cross_entropy(logits, target, torch.tensor([1., 2., 3.]))",
+    "F.cross_entropy(logits, target.clamp(min=0), ignore_index=1)",
+    "F.cross_entropy(logits, probs)",
+    "F.cross_entropy(logits, probs, label_smoothing=0.1, reduction='none')",
+    "F.nll_loss(F.log_softmax(logits, dim=1), target)",
+    "F.nll_loss(F.log_softmax(logits, dim=1), target, weight=torch.tensor([1., 2., 3.]), reduction='none')",
+    "F.nll_loss(input=F.log_softmax(logits, 1), target=target)",
+])
+def test_cross_entropy_nll(expr):
+    check(LOGITS + f"loss = {expr}\n", "loss", rule="FUN006")
+
+
+def test_cross_entropy_nd_input():
+    src = HEAD + ("x = torch.linspace(-3, 3, 2 * 3 * 4 * 4).reshape(2, 3, 4, 4)\n"
+                  "y = (torch.arange(32) % 3).reshape(2, 4, 4)\nloss = F.cross_entropy(x, y)\n")
+    check(src, "loss", rule="FUN006")
+
+
+def test_deprecated_size_average_flagged():
+    flagged(LOGITS + "loss = F.cross_entropy(logits, target, None, None, 1)\n", "FUN006",
+            "size_average= has no MindSpore equivalent")
+    r = msmagic.port(LOGITS + "loss = F.cross_entropy(logits, target, None, ignore_index=1)\n")
+    assert "cross_entropy(logits, target, None, ignore_index=1)" in r.code
+
+
+@pytest.mark.parametrize("expr", ["F.mse_loss(a, b)", "F.mse_loss(a, b, reduction='none')",
+                                  "F.mse_loss(a, b, reduction='sum')", "F.l1_loss(a, b)",
+                                  "F.l1_loss(a, b, reduction='sum')", "F.l1_loss(input=a, target=b)"])
+def test_mse_l1(expr):
+    src = HEAD + "a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])\nb = torch.tensor([[1.5, 1.0], [2.0, 5.0]])\n"
+    check(src + f"loss = {expr}\n", "loss", rule="FUN007")
+
+
+def test_mse_weight_flagged():
+    flagged(HEAD + "a = torch.ones(2)\nloss = F.mse_loss(a, a, weight=a)\n", "FUN007", "weight= has no MindSpore")
+
+
+BCE = HEAD + ("p = torch.tensor([[0.9, 0.2], [0.3, 0.6], [0.5, 0.5]])\n"
+              "y = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])\nw = torch.tensor([1.0, 2.0])\n")
+
+
+@pytest.mark.parametrize("expr", [
+    "F.binary_cross_entropy(p, y)", "F.binary_cross_entropy(p, y, weight=w)",
+    "F.binary_cross_entropy(p, y, w, reduction='none')",
+    "F.binary_cross_entropy_with_logits(p, y)", "F.binary_cross_entropy_with_logits(p, y, weight=w)",
+    "F.binary_cross_entropy_with_logits(p, y, pos_weight=w, reduction='sum')",
+])
+def test_bce(expr):
+    check(BCE + f"loss = {expr}\n", "loss", rule="FUN008")
+
+
+def test_bce_weight_broadcast_and_flag():
+    run = check(BCE + "loss = F.binary_cross_entropy(p, y, weight=w)\n", "loss")
+    assert "weight=F.broadcast_to(w, p.shape)" in run.port.code
+    flagged(BCE + "loss = F.binary_cross_entropy(p * 1, y, weight=w)\n", "FUN008", "weight must match input shape")
+
+
+# ------------------------------------------------------------------ FUN009 / FUN010 / FUN011
+
+
+@pytest.mark.parametrize("expr,expect", [
+    ("torch.zeros(2, 3)", "zeros((2, 3))"), ("torch.zeros((2, 3))", "zeros((2, 3))"),
+    ("torch.zeros([4])", "zeros([4])"), ("torch.zeros(5)", "zeros(5)"),
+    ("torch.ones(2, 3, 4)", "ones((2, 3, 4))"), ("torch.ones(size=(2, 3))", "ones(shape=(2, 3))"),
+    ("torch.zeros(2, 3, dtype=torch.int64)", "zeros((2, 3), dtype="),
+    ("torch.ones(x.shape)", "ones(x.shape)"),
+])
+def test_shape_factories(expr, expect):
+    run = check(X + f"y = {expr}\n", "y", rule="FUN009")
+    assert expect in run.port.code
+
+
+def test_empty_becomes_zeros_and_is_synchronised():
+    run = check(HEAD + "e = torch.empty(2, 3)\n", "e", rule="FUN009")
+    assert "zeros((2, 3))" in run.port.code and "e" in run.synchronised
+
+
+@pytest.mark.parametrize("expr,dtype", [
+    ("torch.full((2, 3), 1.5)", "float32"), ("torch.full((2,), -0.5)", "float32"),
+    ("torch.full((3,), 7)", "int64"), ("torch.full([2, 2], True)", "bool_"),
+    ("torch.full((2,), -1e9)", "float32"), ("torch.full(size=(2,), fill_value=2.)", "float32"),
+])
+def test_full_dtype(expr, dtype):
+    run = check(HEAD + f"y = {expr}\n", "y", rule="FUN010")
+    assert f"dtype=mindspore.{dtype}" in run.port.code
+
+
+def test_full_minus_inf():
+    run = run_pair(HEAD + "y = torch.full((2,), float('-inf'))\n")
+    import numpy as np
+
+    assert "dtype=mindspore.float32" in run.port.code
+    t, m = run.torch_ns["y"].numpy(), run.ms_ns["y"].asnumpy()
+    assert m.dtype == np.float32 and np.all(np.isneginf(t)) and np.all(np.isneginf(m))
+
+
+def test_full_dtype_kept_or_flagged():
+    run = check(HEAD + "y = torch.full((2,), 3, dtype=torch.float32)\n", "y")
+    assert run.port.code.count("dtype=") == 1
+    flagged(HEAD + "v = 0.5\ny = torch.full((2,), v)\n", "FUN010", "dtype not inferable")
+
+
+def test_random_factories_synchronised():
+    src = HEAD + ("a = torch.randn(2, 3)\nb = torch.rand((4,))\nc = torch.randint(10, (2, 2))\n"
+                  "d = torch.randint(3, 9, size=(3,))\ne = torch.randn_like(a)\nf = torch.rand_like(a)\n"
+                  "g = a * 2 + c.sum()\n")
+    run = check(src, "a", "b", "c", "d", "e", "f", "g", rule="FUN011")
+    assert set("abcdef") <= set(run.synchronised)
+    assert "randint(0, 10, (2, 2))" in run.port.code and "randint(3, 9, size=(3,))" in run.port.code
+    assert run.row("c").ms_dtype == "Int64"
+    flagged(HEAD + "gen = None\na = torch.randn(2, generator=gen)\n", "FUN011", "generator= has no MindSpore")
+
+
+# ------------------------------------------------------------------ FUN012 / FUN013
+
+
+def test_leaky_relu_default_slope():
+    src = X + ("a = F.leaky_relu(x)\nb = F.leaky_relu(x, 0.3)\nc = F.leaky_relu(x, negative_slope=0.05)\n"
+               "d = nn.LeakyReLU()(x)\ne = nn.LeakyReLU(0.2, inplace=True)(x * 1)\n")
+    run = check(src, *"abcde", rule="FUN012")
+    assert "leaky_relu(x, alpha=0.01)" in run.port.code and "LeakyReLU(alpha=0.01)" in run.port.code
+
+
+def test_activation_layers():
+    src = X + ("act = nn.GELU()\na = act(x)\nb = nn.GELU(approximate='tanh')(x)\nc = nn.ReLU()(x)\n"
+               "d = nn.Tanh()(x)\ne = nn.Sigmoid()(x)\nf = nn.Identity()(x)\ng = nn.Flatten()(x)\n"
+               "h = nn.Flatten(0, 1)(x)\ni = nn.ReLU(inplace=True)(x * 1)\nj = F.gelu(x)\n"
+               "k = F.gelu(x, approximate='tanh')\nl = torch.exp(x)\nm = torch.tanh(x) + torch.sigmoid(x)\n"
+               "n = torch.sqrt(x.abs())\no = torch.log(torch.abs(x) + 1)\n")
+    run = check(src, *"abcdefghijklmno", rule="FUN013")
+    assert "nn.GELU(approximate=False)" in run.port.code and "nn.GELU(approximate=True)" in run.port.code
+    assert "inplace" not in run.port.code
+
+
+# ------------------------------------------------------------------ FUN014 / FUN015 / FUN016
+
+
+@pytest.mark.parametrize("layer,args", [
+    ("nn.MSELoss()", "a, b"), ("nn.MSELoss(reduction='sum')", "a, b"), ("nn.L1Loss(reduction='none')", "a, b"),
+    ("nn.NLLLoss()", "F.log_softmax(a, 1), t"), ("nn.NLLLoss(weight=torch.tensor([1., 3.]))", "F.log_softmax(a, 1), t"),
+    ("nn.NLLLoss(ignore_index=0, reduction='sum')", "F.log_softmax(a, 1), t"),
+    ("nn.BCELoss()", "torch.sigmoid(a), b"), ("nn.BCEWithLogitsLoss()", "a, b"),
+    ("nn.BCEWithLogitsLoss(torch.tensor([1., 2.]))", "a, b"),
+    ("nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1., 3.]), reduction='none')", "a, b"),
+])
+def test_loss_layers(layer, args):
+    src = HEAD + ("a = torch.tensor([[0.2, 0.7], [0.9, 0.4], [-1.0, 2.0]])\n"
+                  "b = torch.tensor([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])\nt = torch.tensor([1, 0, 1])\n")
+    run = check(src + f"crit = {layer}\nloss = crit({args})\n", "loss", rule="FUN014")
+    if "BCEWithLogitsLoss(torch" in layer:  # MindSpore's first parameter is reduction
+        assert "BCEWithLogitsLoss(weight=" in run.port.code
+
+
+def test_loss_layer_findings():
+    flagged(HEAD + "c = nn.BCELoss(weight=torch.ones(2))\n", "FUN014", "weight= has no MindSpore")
+    flagged(HEAD + "c = nn.MSELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
+
+
+def test_cross_entropy_layer_probabilities_match_and_labels_flagged():
+    src = LOGITS + ("crit = nn.CrossEntropyLoss(label_smoothing=0.05)\nloss = crit(logits, probs)\n"
+                    "w = nn.CrossEntropyLoss(torch.tensor([1., 2., 3.]), reduction='sum')(logits, probs)\n")
+    run = check(src, "loss", "w", rule="FUN015")
+    assert [f.rule_id for f in run.port.unsupported] == ["FUN015", "FUN015"]
+    assert "class labels must be int32" in run.port.code
+    # the flagged case: int64 class labels raise in MindSpore, as the finding says
+    bad = run_pair(LOGITS + "loss = nn.CrossEntropyLoss()(logits, target)\n")
+    assert bad.torch_error is None and "Int32" in str(bad.ms_error)
+
+
+def test_clone_becomes_copy():
+    run = check(X + "y = x.clone()\ny[0] = 5.\n", "x", "y", rule="FUN016")
+    assert "x.copy()" in run.port.code
