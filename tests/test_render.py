@@ -401,8 +401,8 @@ def test_edit_outside_every_hunk_is_still_shown():
     hunks, unplaced = compute_hunks(result)
     assert [e.before for e in unplaced] == [(5, 5)]
     html = render_html(result)
-    assert "Edits outside the diff" in html
-    assert "outside the diff, rules: TSTCEL Module becomes Cell" in render_text(result)
+    assert "Mapped without a visible change" in html
+    assert "mapped without a visible change, rules: TSTCEL Module becomes Cell" in render_text(result)
 
 
 # ----------------------------------------------------------------------------- widget

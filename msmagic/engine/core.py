@@ -151,6 +151,8 @@ class _Engine:
         self.added_imports: list[tuple[str, str, str]] = []  # (kind, module, name)
         self.keep_torch_import = False
         self.kept_torch_locals: set[str] = set()
+        #: input local name -> the local its import binds after the port (torch -> mindspore)
+        self.renamed: dict[str, str] = {}
         self.class_infos: dict[str, _ClassInfo] = {}
 
     # ---------------------------------------------------------------- running
@@ -178,6 +180,7 @@ class _Engine:
                     out_local = e_out_local(self, local, qual.rsplit(".", 1)[-1],
                                             target.rsplit(".", 1)[-1], qual)
                 self.out_names[out_local] = target
+                self.renamed[local] = out_local
             elif qual in S.MODULES or qual in S.APIS:
                 continue  # removed; uses reach their targets through added imports
             else:
@@ -195,6 +198,7 @@ class _Engine:
         nothing in scope reaches it). ``prefer``: the local name the user spelled the
         PyTorch original with, used when it still reaches the target."""
         parts = target.split(".")
+        prefer = self.renamed.get(prefer, prefer)
         if prefer is not None and prefer in self.out_names:
             qual = self.out_names[prefer]
             if target == qual or target.startswith(qual + "."):
@@ -1213,8 +1217,6 @@ class Site:
                     value = new_value
                     if not any(c.startswith(f"{name} ") for c in self.changes):
                         self.changes.append(f"{name} value ported")
-            if out_name != name and name is not None:
-                self.changes.append(f"{name} -> {out_name}")
             keep_pos = (
                 positional
                 and positional_ok
@@ -1222,6 +1224,8 @@ class Site:
                 and len(new_args) < len(ms_sig)
                 and ms_sig[len(new_args)] == out_name
             ) or (positional and out_name is None)
+            if out_name != name and name is not None and not keep_pos:
+                self.changes.append(f"{name}= -> {out_name}=")
             if keep_pos:
                 new_args.append(arg.with_changes(value=value))
             else:
@@ -1275,6 +1279,8 @@ class Site:
             if e.target is None:
                 return self.t.unmapped(self.original, self.updated, self.api, call=True)
             new = self.apply(func=self.ref(e.target))
+            # logged even when the text did not change (``F.relu`` with F now
+            # mindspore.ops): the call was recognised and its mapping verified
             self.edit(e.rule, new, detail=self.describe(f"{self.api} -> {e.target}"))
             return new
         # Method

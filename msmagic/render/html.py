@@ -403,7 +403,8 @@ def render_html(result, view: Optional[str] = None) -> str:
         ids = list(dict.fromkeys(e.rule_id for e in unplaced))
         badges = "".join(_badge(rid, [e for e in unplaced if e.rule_id == rid], []) for rid in ids)
         parts.append(
-            '<div class="msm-section">Edits outside the diff</div>'
+            '<div class="msm-section">Mapped without a visible change '
+            '(same spelling, now MindSpore)</div>'
             f'<div class="msm-badges msm-unplaced">{badges}</div>'
         )
     if result.unsupported:

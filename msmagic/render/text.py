@@ -78,7 +78,7 @@ def render_text(result, color: bool = False) -> str:
         if unplaced:
             ids = list(dict.fromkeys(e.rule_id for e in unplaced))
             lines.append(
-                f"outside the diff, rules: {_paint(_rules_line(ids, unplaced), 'rule', color)}"
+                f"mapped without a visible change, rules: {_paint(_rules_line(ids, unplaced), 'rule', color)}"
             )
 
     if result.unsupported:

@@ -72,7 +72,7 @@ register(
 
 register(
     "CEL003",
-    "Sequential, ModuleList and ModuleDict become SequentialCell, CellList and CellDict",
+    "Sequential, ModuleList, ModuleDict become SequentialCell, CellList, CellDict",
     group=GROUP,
     why="""
         MindSpore's containers have other names: ``SequentialCell`` (positional layers, a

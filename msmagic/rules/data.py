@@ -153,7 +153,7 @@ register(
         ``x.shape[i]`` (negative indices work the same). The call form is ported whatever
         the receiver, since only PyTorch tensors have a callable ``size``.
     """,
-    seed="seeds/004 Manual Mixed-precision (x.size(0) in the network)",
+    seed="seeds/002 API Comparison › functional APIs (mapping table)",
     reference=REF,
     example="""
         import torch

@@ -98,7 +98,7 @@ register(
         def normal_std(std):
             layer = nn.Linear(512, 512)
             nn.init.normal_(layer.weight, std=std)
-            return round(float(layer.weight.std()) / std, 1)
+            return round(layer.weight.std().item() / std, 1)
 
         ratio = normal_std(0.02)
     """,
@@ -125,7 +125,7 @@ register(
             layer = nn.Linear(256, 256)
             nn.init.uniform_(layer.weight)
             w = layer.weight
-            return bool(w.min() >= 0.0), bool(w.max() <= 1.0), round(float(w.mean()), 1)
+            return bool(w.min() >= 0.0), bool(w.max() <= 1.0), round(w.mean().item(), 1)
 
         nonneg, below_one, mean = uniform_range()
     """,
@@ -283,7 +283,7 @@ for _name, (_sig, _, _, _rule) in _FILLS.items():
         returns="tensor")
 
 
-def torch_gain(nonlinearity: str, param=None):
+def _torch_gain(nonlinearity: str, param=None):
     """PyTorch's calculate_gain for a literal nonlinearity (None: unknown name)."""
     if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                         "conv_transpose2d", "conv_transpose3d", "sigmoid"):
@@ -307,7 +307,7 @@ def _gain(site):
     args = {p: a.value for p, a, _ in bound} if bound is not None else {}
     nl = site.literal(args.get("nonlinearity"), None)
     param = site.literal(args["param"], "?") if "param" in args else None
-    gain = torch_gain(nl, param) if isinstance(nl, str) and param != "?" else None
+    gain = _torch_gain(nl, param) if isinstance(nl, str) and param != "?" else None
     if bound is None or gain is None:
         return _flag(site, "calculate_gain's arguments are not literals, so the gain cannot be fixed when porting",
                      "calculate_gain with non-literal arguments; left as PyTorch")

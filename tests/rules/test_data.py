@@ -3,7 +3,6 @@
 import ast
 import textwrap
 
-import msmagic
 from msmagic.lockstep import run_pair
 from msmagic.rules.data import DTYPES
 

@@ -59,7 +59,7 @@ def test_same_signature_ops(expr):
 
 def test_same_signature_rule_and_keywords_kept():
     run = check(X + "s = torch.sum(x, dim=1, keepdim=True)\nr = F.relu(x)\n", "s", "r", rule="FUN001")
-    assert "F.sum(x, dim=1, keepdim=True)" in run.port.code  # 2.10 accepts dim/keepdim
+    assert "mindspore.ops.sum(x, dim=1, keepdim=True)" in run.port.code  # 2.10 accepts dim/keepdim
 
 
 def test_where_single_argument_flagged():
@@ -155,7 +155,8 @@ def test_values_on_named_result_flagged_and_pandas_values_untouched():
                                   "x.softmax(dim=0)", "x.softmax(-1)", "nn.Softmax(dim=1)(x)",
                                   "nn.LogSoftmax(dim=-1)(x)", "F.softmax(x, dim=1, dtype=torch.float32)"])
 def test_softmax_axis(expr):
-    run = check(X + f"y = {expr}\n", "y", rule="FUN005")
+    # x.softmax(-1) is the same text on both sides: verified, but nothing to log
+    run = check(X + f"y = {expr}\n", "y", rule=None if expr == "x.softmax(-1)" else "FUN005")
     assert "dim=" not in run.port.code.splitlines()[-1]
 
 

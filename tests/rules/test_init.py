@@ -80,7 +80,7 @@ def test_init_inside_module_class_and_data_attribute():
 
 
 def test_return_value_is_the_parameter():
-    run = run_pair(HEAD + "layer = nn.Linear(2, 2)\nw = nn.init.ones_(layer.weight)\ntotal = float(w.sum())\n")
+    run = run_pair(HEAD + "layer = nn.Linear(2, 2)\nw = nn.init.ones_(layer.weight)\ntotal = w.sum().item()\n")
     assert run.agree("total", "layer.weight"), run.explain()
     assert "w = layer.weight.set_data(" in run.port.code
 
