@@ -289,7 +289,7 @@ def test_syntax_error_becomes_a_usage_error(ip, fake):
 def test_session_learns_each_earlier_cell_once(ip, fake):
     ip.run_cell("import torch.nn as nn", store_history=True)
     with capture_output():
-        ip.run_cell(f"%%ms_port\nlayer = nn.Linear(3, 4)\n", store_history=True)
+        ip.run_cell("%%ms_port\nlayer = nn.Linear(3, 4)\n", store_history=True)
     session = fake.calls[0][1]["session"]
     assert isinstance(session, FakeSession)
     assert "import torch.nn as nn" in session.learned

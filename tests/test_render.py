@@ -12,7 +12,6 @@ import types
 
 import pytest
 
-from msmagic import render
 from msmagic.render import compute_hunks, mimebundle
 from msmagic.render.html import render_html
 from msmagic.render.text import render_text

@@ -519,6 +519,10 @@ class PortTransformer(cst.CSTTransformer):
         self.top_origin: dict[int, int] = {}
         self._holders: list[cst.CSTNode] = []
         self._orphan_lines: list = []
+        self._method_calls: list[set[str]] = []
+        #: original Call nodes enclosing the node being left, innermost last
+        self.calls: list[cst.Call] = []
+        self.function_method_calls: set[str] = set()
         self._comments: dict[int, list[str]] = {}
         self._holder_records: dict[int, list[_Record]] = {}
         self._skip: set[int] = set()  # nodes handled by a parent (call funcs, chains)
@@ -760,12 +764,18 @@ class PortTransformer(cst.CSTTransformer):
                 scope[p] = S.TENSOR
         self.functions.append(node)
         self.scopes.append(scope)
+        self._method_calls.append(set())
         return True
 
     def leave_FunctionDef(self, original, updated):
         self._shadow.pop()
         self.scopes.pop()
         self.functions.pop()
+        #: names of the methods the function just left calls (``x.train()`` -> "train"),
+        #: for hooks that would otherwise walk the body again
+        self.function_method_calls = self._method_calls.pop()
+        if self._method_calls:
+            self._method_calls[-1] |= self.function_method_calls
         if self.classes and not self.functions and self.classes[-1].is_module:
             for hook in FUNCTION_HOOKS:
                 updated = hook(self, original, updated)
@@ -853,6 +863,7 @@ class PortTransformer(cst.CSTTransformer):
     # ------------------------------------------------------------ expressions
     def visit_Call(self, node: cst.Call) -> bool:
         self._skip.add(id(node.func))
+        self.calls.append(node)
         return True
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
@@ -861,6 +872,9 @@ class PortTransformer(cst.CSTTransformer):
         return True
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        self.calls.pop()  # handlers see the calls enclosing this one
+        if self._method_calls and type(original.func) is cst.Attribute:
+            self._method_calls[-1].add(original.func.attr.value)
         qual = self.resolve(original.func)
         if qual:
             entry = S.APIS.get(qual)
@@ -1071,6 +1085,10 @@ class Site:
     @property
     def in_module_class(self) -> bool:
         return self.t.in_module_class
+
+    def inside_call_to(self, apis) -> bool:
+        """Is this node an argument (at any depth) of a call to one of ``apis``?"""
+        return any(self.t.resolve(c.func) in apis for c in self.t.calls)
 
     @property
     def at_top_level(self) -> bool:

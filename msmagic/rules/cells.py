@@ -297,17 +297,6 @@ register(
 _CHAIN = "set_train"
 
 
-def _chained(node) -> bool:
-    """``<call>.set_train()``: a chain added by MOD003 (PyTorch code has no set_train)."""
-    return (
-        isinstance(node, cst.Call)
-        and not node.args
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == _CHAIN
-        and isinstance(node.func.value, cst.Call)
-    )
-
-
 def train_mode(site, new):
     """Chain ``.set_train()`` on ``new``, a mode-dependent layer (Dropout, BatchNorm,
     container) being built, unless it is built in a Module subclass's ``__init__``, which
@@ -315,24 +304,11 @@ def train_mode(site, new):
     functions = site.t.functions
     if site.in_module_class and len(functions) == 1 and functions[0].name.value == "__init__":
         return new
+    if site.inside_call_to(_CONTAINERS):
+        return new  # the container's own set_train() reaches its children
     chained = cst.Call(func=cst.Attribute(value=new, attr=cst.Name(_CHAIN)))
     site.edit("MOD003", chained, detail=".set_train() chained: PyTorch layers start in training mode")
     return chained
-
-
-class _Unchain(cst.CSTTransformer):
-    """Remove MOD003 chains from a container's arguments: the container's own chain sets
-    its children recursively."""
-
-    def __init__(self):
-        super().__init__()
-        self.removed: list = []
-
-    def leave_Call(self, original, updated):
-        if _chained(original):
-            self.removed.append(original)
-            return updated.func.value
-        return updated
 
 
 # ------------------------------------------------------------------ containers
@@ -347,17 +323,12 @@ _CONTAINER_KINDS = {"module:" + q for q in _CONTAINERS}
 
 def _container(site):
     target = _CONTAINERS[site.api]
-    unchain = _Unchain()
     args = []
     for a in site.updated.args:
         if a.keyword is not None and a.keyword.value == "modules":
             a = a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
             site.changes.append("modules= passed positionally")
-        args.append(a.visit(unchain))
-    if unchain.removed:
-        removed = {id(n) for n in unchain.removed}
-        records = site.t.e.records
-        records[:] = [r for r in records if not (r.rule_id == "MOD003" and id(r.new) in removed)]
+        args.append(a)
     if site.api == "torch.nn.ModuleDict":
         _check_dict_values(site)
     new = site.updated.with_changes(func=site.ref(target), args=args)
@@ -435,7 +406,7 @@ def _append_set_train(t, original, updated):
     new = updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, stmt]))
     t.record("MOD001", original.name, stmt, api="torch.nn.Module.__init__",
              detail=f"{owner}.{_CHAIN}() appended: PyTorch modules start in training mode")
-    if _switches_mode(original.body):
+    if t.function_method_calls & {"train", "eval"}:
         t.finding(
             "MOD001", original.name, "torch.nn.Module.__init__",
             f"__init__ switches a mode itself (train()/eval()); the appended {owner}.{_CHAIN}() "
@@ -443,18 +414,6 @@ def _append_set_train(t, original, updated):
             comment=f"appended {owner}.{_CHAIN}() overrides the mode set in __init__",
         )
     return new
-
-
-def _switches_mode(body) -> bool:
-    found = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Call(self, node):
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("train", "eval"):
-                found.append(node)
-
-    body.visit(_V())
-    return bool(found)
 
 
 def _init_if_missing(t, original, updated):

@@ -10,11 +10,9 @@ import ast
 
 import numpy as np
 import pytest
-import torch
 
-import mindspore as ms
 import msmagic
-from msmagic.lockstep import run_pair
+from tests.rules.support import findings, rules, run_with_inputs
 
 HEAD = "import torch\nimport torch.nn as nn\n"
 _RNG = np.random.default_rng(1)
@@ -26,23 +24,7 @@ INPUTS = {
 
 
 def pair(body, check=True, **kw):
-    run = run_pair(
-        HEAD + body,
-        torch_ns={k: torch.tensor(v) for k, v in INPUTS.items()},
-        ms_ns={k: ms.Tensor(v) for k, v in INPUTS.items()},
-        rtol=1e-4, atol=1e-5, **kw,
-    )
-    if check:
-        assert run.torch_error is None and run.ms_error is None, run.explain()
-    return run
-
-
-def rules(run):
-    return {e.rule_id for e in run.port.edits}
-
-
-def findings(run):
-    return {f.rule_id for f in run.port.unsupported}
+    return run_with_inputs(HEAD + body, INPUTS, check, rtol=1e-4, atol=1e-5, **kw)
 
 
 def steps(x):

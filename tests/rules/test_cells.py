@@ -8,6 +8,7 @@ import torch
 
 import mindspore as ms
 from msmagic.lockstep import run_pair, to_numpy
+from tests.rules.support import findings, rules
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
@@ -22,14 +23,6 @@ def pair(body, shape=(3, 4), **kw):
     run = run_pair(HEAD + body, torch_ns=tns, ms_ns=mns, **kw)
     assert run.torch_error is None and run.ms_error is None, run.explain()
     return run
-
-
-def rules(run):
-    return {e.rule_id for e in run.port.edits}
-
-
-def findings(run):
-    return {f.rule_id for f in run.port.unsupported}
 
 
 def same(run, name):

@@ -1,18 +1,11 @@
 """Data-object rules (DAT001-DAT006): ported examples run on both sides with run_pair."""
 
 import ast
-import textwrap
 
 from msmagic.lockstep import run_pair
+from tests.rules.support import rule_list as rules
+from tests.rules.support import src
 from msmagic.rules.data import DTYPES
-
-
-def src(text):
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def rules(port):
-    return [e.rule_id for e in port.edits]
 
 
 def test_tensor_inferred_dtypes_agree_without_explicit_dtype():

@@ -4,20 +4,13 @@ import ast
 import os
 import subprocess
 import sys
-import textwrap
 
 import msmagic
 from msmagic.lockstep import run_pair
+from tests.rules.support import rule_list as rules
+from tests.rules.support import src
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def src(text):
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def rules(port):
-    return [e.rule_id for e in port.edits]
 
 
 def test_device_statement_becomes_target_and_guarded_set_device():

@@ -12,6 +12,7 @@ import torch
 
 import mindspore as ms
 from msmagic.lockstep import run_pair, to_numpy
+from tests.rules.support import findings, rules
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 SHAPE = (200, 500)  # 100k elements: the zero fraction is within 0.005 of p
@@ -37,14 +38,6 @@ def assert_dropped(run, arr, name, p, axes=None):
         assert abs(zero.mean() - p) < 0.05, f"{side}: zero fraction {zero.mean()} for p={p}\n{run.port.code}"
         kept = y != 0
         np.testing.assert_allclose(y[kept], arr[kept] / (1 - p), rtol=1e-5, err_msg=side)
-
-
-def rules(run):
-    return {e.rule_id for e in run.port.edits}
-
-
-def findings(run):
-    return {f.rule_id for f in run.port.unsupported}
 
 
 MODEL = """

@@ -10,11 +10,10 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
-import mindspore as ms
 import msmagic
-from msmagic.lockstep import run_pair, to_numpy
+from msmagic.lockstep import to_numpy
+from tests.rules.support import findings, rules, run_with_inputs
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 _RNG = np.random.default_rng(0)
@@ -26,23 +25,7 @@ INPUTS = {
 
 
 def pair(body, check=True, **kw):
-    run = run_pair(
-        HEAD + body,
-        torch_ns={k: torch.tensor(v) for k, v in INPUTS.items()},
-        ms_ns={k: ms.Tensor(v) for k, v in INPUTS.items()},
-        rtol=1e-4, atol=1e-5, **kw,
-    )
-    if check:
-        assert run.torch_error is None and run.ms_error is None, run.explain()
-    return run
-
-
-def rules(run):
-    return {e.rule_id for e in run.port.edits}
-
-
-def findings(run):
-    return {f.rule_id for f in run.port.unsupported}
+    return run_with_inputs(HEAD + body, INPUTS, check, rtol=1e-4, atol=1e-5, **kw)
 
 
 def assert_all_match(run):

@@ -1,22 +1,15 @@
 """Precision rules (PRC001-PRC002) and parameter freezing, run on both sides."""
 
-import textwrap
 
 import numpy as np
 
 import msmagic
 from msmagic.lockstep import run_pair
+from tests.rules.support import rule_list as rules
+from tests.rules.support import src
 
 #: float16 keeps ~3 significant digits; the two CPU kernels accumulate differently.
 FP16 = dict(rtol=1e-2, atol=1e-3)
-
-
-def src(text):
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def rules(port):
-    return [e.rule_id for e in port.edits]
 
 
 def test_model_half_casts_parameters_and_forward_matches():
