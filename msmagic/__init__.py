@@ -13,6 +13,8 @@ from msmagic.result import Edit, Finding, PortResult, StatementLink
 __version__ = "0.1.0"
 __all__ = [
     "port",
+    "parity",
+    "shadow_namespace",
     "PortResult",
     "Edit",
     "Finding",
@@ -34,6 +36,21 @@ def port(source: str, **options) -> PortResult:
     from msmagic.engine.core import port as _port
 
     return _port(source, **options)
+
+
+def parity(source: str, **options):
+    """Run a PyTorch cell and its MindSpore port in lockstep and compare them; returns a
+    :class:`msmagic.parity_report.ParityReport`. See :func:`msmagic.parity_runner.parity`."""
+    from msmagic.parity_runner import parity as _parity
+
+    return _parity(source, **options)
+
+
+def shadow_namespace() -> dict:
+    """The persistent namespace the MindSpore side of ``%%ms_parity`` runs in."""
+    from msmagic.parity_runner import shadow_namespace as _shadow
+
+    return _shadow()
 
 
 def load_ipython_extension(ip):

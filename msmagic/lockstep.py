@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import ast
 import math
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -63,10 +66,23 @@ class PairRun:
     ms_ns: dict
     rows: list[Row] = field(default_factory=list)
     synchronised: list[str] = field(default_factory=list)
+    sync_reasons: dict = field(default_factory=dict)
     torch_error: Optional[BaseException] = None
     ms_error: Optional[BaseException] = None
-    error_statement: Optional[int] = None
+    torch_error_statement: Optional[int] = None
+    ms_error_statement: Optional[int] = None
     timings: dict = field(default_factory=lambda: {"torch": 0.0, "mindspore": 0.0})
+    #: first step after which a compared value differed, with those rows
+    first_divergence: Optional[tuple[int, list[Row]]] = None
+    interrupted: bool = False
+    timed_out: Optional[str] = None  # "PyTorch" / "MindSpore"
+    steps: list = field(default_factory=list)
+    #: the value of the cell's last expression on the PyTorch side
+    value: Any = None
+
+    @property
+    def error_statement(self) -> Optional[int]:
+        return self.torch_error_statement if self.torch_error else self.ms_error_statement
 
     def row(self, name: str) -> Row:
         for r in self.rows:
@@ -88,6 +104,9 @@ class PairRun:
         return "\n".join(lines) + "\n--- MindSpore code ---\n" + (self.port.code if self.port else "")
 
 
+OUTPUT_NAME = "<cell output>"
+
+
 def run_pair(
     torch_src: str,
     *,
@@ -99,118 +118,318 @@ def run_pair(
     torch_ns: Optional[dict] = None,
     ms_ns: Optional[dict] = None,
 ) -> PairRun:
-    """Port ``torch_src`` (or take ``ms_src``), run both in lockstep, compare.
+    """Port ``torch_src`` (or take ``ms_src``), run both in lockstep in fresh namespaces
+    (or the given ones), compare.
 
     ``names``: compare only these (default: every name a statement binds, plus the
     parameters and buffers of every module bound by name).
     """
     import msmagic
 
-    result = msmagic.port(torch_src) if ms_src is None else None
-    steps = _steps(torch_src, ms_src, result)
+    result = msmagic.port(torch_src)
+    steps = plan_steps(torch_src, result, ms_src)
     tns = torch_ns if torch_ns is not None else {"__name__": "__msmagic_torch__"}
     mns = ms_ns if ms_ns is not None else {"__name__": "__msmagic_mindspore__"}
-    run = PairRun(port=result, torch_ns=tns, ms_ns=mns)
-    bound_by: dict[str, int] = {}
-    synced_modules: dict[str, int] = {}
-    random_stmts = {e.statement for e in (result.edits if result else []) if "random" in e.tags}
-    for index, (tcode, mcode, bound) in enumerate(steps):
-        if tcode:
-            t0 = time.perf_counter()
-            try:
-                exec(compile(tcode, f"<pytorch statement {index + 1}>", "exec"), tns)
-            except BaseException as exc:  # noqa: BLE001 - reported, not raised
-                run.torch_error, run.error_statement = exc, index
-                break
-            finally:
-                run.timings["torch"] += time.perf_counter() - t0
-        if mcode:
-            t0 = time.perf_counter()
-            try:
-                exec(compile(mcode, f"<mindspore statement {index + 1}>", "exec"), mns)
-            except BaseException as exc:  # noqa: BLE001
-                run.ms_error, run.error_statement = exc, index
-                break
-            finally:
-                run.timings["mindspore"] += time.perf_counter() - t0
-        for n in bound:
-            bound_by[n] = index
-        if sync:
-            for n in bound:
-                if n in tns and n in mns and _is_torch_module(tns[n]) and _is_cell(mns[n]):
-                    if synced_modules.get(n) != id(tns[n]):
-                        sync_module(tns[n], mns[n])
-                        synced_modules[n] = id(tns[n])
-                        run.synchronised.append(f"{n} (parameters)")
-                elif index in random_stmts and n in tns and _is_tensor_like(tns[n]):
-                    mns[n] = to_mindspore(tns[n])
-                    run.synchronised.append(n)
-    wanted = names if names is not None else list(bound_by)
-    for n in wanted:
-        if n.startswith("_"):
-            continue
-        run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1)))
+    run = execute(steps, tns, mns, port=result if ms_src is None else None,
+                  sync=sync, rtol=rtol, atol=atol, names=names)
+    run.port = result if ms_src is None else None
     return run
 
 
 # ----------------------------------------------------------------------------- steps
 
 
-def _steps(torch_src: str, ms_src: Optional[str], result) -> list[tuple[str, str, list[str]]]:
-    tstmts = _split(torch_src)
-    if ms_src is not None:
-        mstmts = _split(ms_src)
-        # explicit MindSpore code: pair statements in order, extra ones run last
-        n = max(len(tstmts), len(mstmts))
-        out = []
-        for i in range(n):
-            t = tstmts[i] if i < len(tstmts) else ("", [])
-            m = mstmts[i] if i < len(mstmts) else ("", [])
-            out.append((t[0], m[0], sorted(set(t[1]) | set(m[1]))))
-        return out
-    code_lines = result.code.splitlines(keepends=True)
-    linked = [s for s in result.statements]
-    used = set()
-    for s in linked:
-        if s.after:
-            used.update(range(s.after[0], s.after[1] + 1))
-    out = []
-    pending_extra: list[int] = []
-    # output lines not linked to any input statement (added imports) run before the
-    # first linked statement that follows them
-    extra_lines = [i for i in range(1, len(code_lines) + 1) if i not in used]
-    for idx, (tcode, tnames) in enumerate(tstmts):
-        link = linked[idx] if idx < len(linked) else None
+@dataclass
+class Step:
+    """One top-level statement of the cell and the MindSpore code it became."""
+
+    index: int
+    torch_code: str  # Python to execute (IPython syntax already transformed)
+    ms_code: str
+    bound: list[str]
+    torch_lines: tuple[int, int]
+    ms_lines: Optional[tuple[int, int]]
+    text: str  # the statement as the user wrote it
+    ms_code_start: Optional[int] = None  # output line the MindSpore chunk starts on
+    names: frozenset = frozenset()  # identifiers the statement mentions
+    expression: bool = False  # a lone expression (its value is the cell's output if last)
+
+
+def plan_steps(source: str, port, against: Optional[str] = None) -> list[Step]:
+    """Pair the cell's top-level statements with the MindSpore code each became, using
+    the port's statement links (or, for explicit MindSpore code, statement order)."""
+    src_lines = source.splitlines(keepends=True)
+    links = list(port.statements) if port is not None else []
+    if not links:
+        links = [(rng, rng) for rng in _statement_ranges(source)]
+        ms_text = source if against is None else against
+    else:
+        links = [(s.before, s.after) for s in links]
+        ms_text = port.code if against is None else against
+    ms_lines_all = ms_text.splitlines(keepends=True)
+    steps: list[Step] = []
+    if against is not None:
+        ms_ranges = _statement_ranges(against)
+        pairs = []
+        for i in range(max(len(links), len(ms_ranges))):
+            before = links[i][0] if i < len(links) else None
+            after = ms_ranges[i] if i < len(ms_ranges) else None
+            pairs.append((before, after))
+        links = pairs
+        extra: list[int] = []
+    else:
+        used = set()
+        for _, after in links:
+            if after:
+                used.update(range(after[0], after[1] + 1))
+        # output lines linked to no input statement (added imports) run before the
+        # first linked statement after them
+        extra = [i for i in range(1, len(ms_lines_all) + 1) if i not in used and ms_lines_all[i - 1].strip()]
+    for index, (before, after) in enumerate(links):
+        text = "".join(src_lines[before[0] - 1: before[1]]) if before else ""
         mcode = ""
-        if link and link.after:
-            start = link.after[0]
-            pending_extra = [i for i in extra_lines if i < start]
-            extra_lines = [i for i in extra_lines if i >= start]
-            pre = "".join(code_lines[i - 1] for i in pending_extra)
-            body = "".join(code_lines[link.after[0] - 1: link.after[1]])
-            mcode = _dedent_safe(pre) + body
-        out.append((tcode, mcode, tnames))
-    if extra_lines and out:
-        tail = "".join(code_lines[i - 1] for i in extra_lines)
-        t, m, b = out[-1]
-        out[-1] = (t, m + tail, b)
-    return out
+        ms_start = None
+        if after:
+            pre = [i for i in extra if i < after[0]]
+            extra = [i for i in extra if i >= after[0]]
+            if pre and pre == list(range(pre[0], after[0])):
+                ms_start = pre[0]  # contiguous: keep the real line numbers
+                mcode = "".join(ms_lines_all[pre[0] - 1: after[1]])
+            else:
+                mcode = "".join(ms_lines_all[i - 1] for i in pre)
+                mcode += "".join(ms_lines_all[after[0] - 1: after[1]])
+                ms_start = after[0] - len(pre)
+        bound, names, expression = _analyse(text)
+        if mcode:
+            mbound, _, _ = _analyse(mcode)
+            bound = sorted(set(bound) | set(mbound))
+        steps.append(Step(index, _python(text), _python(mcode, "mindspore"), bound, before or (0, 0), after, text,
+                          ms_start, frozenset(names), expression))
+    if extra and steps:
+        last = steps[-1]
+        last.ms_code += _python("".join(ms_lines_all[i - 1] for i in extra), "mindspore")
+    return steps
 
 
-def _dedent_safe(text: str) -> str:
-    return "\n".join(l for l in text.splitlines() if l.strip()) + ("\n" if text.strip() else "")
+def _statement_ranges(text: str) -> list[tuple[int, int]]:
+    from msmagic.engine.ipython import mask
 
-
-def _split(src: str) -> list[tuple[str, list[str]]]:
-    """Top-level statements of ``src`` with the names each binds."""
-    tree = ast.parse(src)
-    lines = src.splitlines(keepends=True)
+    tree = ast.parse(mask(text).text)
     out = []
     for node in tree.body:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        text = "".join(lines[start - 1: node.end_lineno])
-        out.append((text, sorted(_bound_names(node))))
+        if out and out[-1][1] >= start:  # "a = 1; b = 2": one line, one step
+            out[-1] = (out[-1][0], max(out[-1][1], node.end_lineno))
+        else:
+            out.append((start, node.end_lineno))
     return out
+
+
+def _analyse(text: str) -> tuple[list[str], set[str], bool]:
+    """Names a statement binds, names it mentions, and whether it is a lone expression."""
+    from msmagic.engine.ipython import mask
+
+    if not text.strip():
+        return [], set(), False
+    try:
+        tree = ast.parse(mask(text).text)
+    except SyntaxError:
+        return [], set(), False
+    bound: set[str] = set()
+    for node in tree.body:
+        bound |= _bound_names(node)
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    expression = len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+    return sorted(bound), names, expression
+
+
+def _python(text: str, side: str = "torch") -> str:
+    """The Python to run for a statement that may hold IPython syntax.
+
+    ``%time stmt`` runs ``stmt`` (timing is not what parity compares). Other IPython
+    lines (``!pip ...``, ``%matplotlib``) run once, on the PyTorch side, through the
+    running IPython shell; elsewhere they become ``pass``.
+    """
+    from msmagic.engine.ipython import mask
+
+    masked = mask(text) if text else None
+    if masked is None or not masked.changed:
+        return text
+    shell = _shell() if side == "torch" else None
+    lines = masked.text.split("\n")
+    for i, line in enumerate(lines):
+        key = line.strip()
+        if key in masked.restore:
+            indent = line[: len(line) - len(line.lstrip())]
+            original = masked.restore[key]
+            if shell is not None:
+                code = shell.transform_cell(original.strip()).strip()
+                lines[i] = indent + code.replace("get_ipython()", "__import__('IPython').get_ipython()")
+            else:
+                lines[i] = indent + "pass"
+    return "\n".join(lines)
+
+
+def _shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return None
+    return get_ipython()
+
+
+# ----------------------------------------------------------------------------- running
+
+
+class SideTimeout(BaseException):
+    """A side ran past its time budget (BaseException: user code can't swallow it)."""
+
+
+@contextmanager
+def _alarm(seconds: Optional[float]):
+    """Raise SideTimeout in this (main) thread after ``seconds``; no-op elsewhere."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if seconds <= 0:
+        raise SideTimeout()
+
+    def _fire(signum, frame):
+        raise SideTimeout()
+
+    previous = signal.signal(signal.SIGALRM, _fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def execute(
+    steps: list[Step],
+    tns: dict,
+    mns: dict,
+    *,
+    port=None,
+    sync: bool = True,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    names: Optional[list[str]] = None,
+    timeout: Optional[float] = None,
+    each_step: bool = False,
+    keep_output: bool = False,
+    filenames: tuple[str, str] = ("<PyTorch cell>", "<MindSpore code>"),
+) -> PairRun:
+    """Run the steps on both sides in lockstep.
+
+    A PyTorch failure stops both sides (the cell failed, as it would have alone); a
+    MindSpore failure stops only the MindSpore side, so the PyTorch namespace ends as the
+    plain cell leaves it. ``timeout``: seconds each side may run in all.
+    ``each_step``: compare what each step bound (and the modules it mentions) right
+    after it, to find the first divergence. ``keep_output``: a last lone expression is
+    evaluated on both sides, compared as ``<cell output>`` and kept as ``run.value``.
+    """
+    run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps)
+    random_stmts = {e.statement for e in (port.edits if port else []) if "random" in e.tags}
+    bound_by: dict[str, int] = {}
+    synced_modules: dict[str, int] = {}
+    budget = {"torch": timeout, "mindspore": timeout}
+    ms_alive = True
+    outputs: dict[str, Any] = {}
+    for step in steps:
+        last_expr = keep_output and step is steps[-1] and step.expression
+        if step.torch_code:
+            try:
+                value = _run_side(_at_line(step.torch_code, step.torch_lines), tns,
+                                  filenames[0], run, "torch", budget, last_expr)
+            except SideTimeout:
+                run.timed_out = "PyTorch"
+                break
+            except KeyboardInterrupt:
+                run.interrupted = True
+                break
+            except BaseException as exc:  # noqa: BLE001 - reported, not raised
+                run.torch_error, run.torch_error_statement = exc, step.index
+                break
+            if last_expr:
+                outputs["torch"] = run.value = value
+        if step.ms_code and ms_alive:
+            try:
+                value = _run_side(_at_line(step.ms_code, step.ms_lines, step.ms_code_start), mns,
+                                  filenames[1], run, "mindspore", budget, last_expr)
+                if last_expr:
+                    outputs["mindspore"] = value
+            except SideTimeout:
+                run.timed_out, ms_alive = "MindSpore", False
+            except KeyboardInterrupt:
+                run.interrupted = True
+                break
+            except BaseException as exc:  # noqa: BLE001
+                run.ms_error, run.ms_error_statement, ms_alive = exc, step.index, False
+        for n in step.bound:
+            bound_by[n] = step.index
+        if not ms_alive:
+            continue
+        if sync:
+            for n in step.bound:
+                if n in tns and n in mns and _is_torch_module(tns[n]) and _is_cell(mns[n]):
+                    if synced_modules.get(n) != id(tns[n]):
+                        sync_module(tns[n], mns[n])
+                        synced_modules[n] = id(tns[n])
+                        run.synchronised.append(n)
+                        run.sync_reasons[n] = "parameters and buffers copied as initialised"
+                elif step.index in random_stmts and n in tns and _is_tensor_like(tns[n]):
+                    mns[n] = to_mindspore(tns[n])
+                    run.synchronised.append(n)
+                    run.sync_reasons[n] = "random values copied"
+        if each_step and run.first_divergence is None:
+            watch = set(step.bound) | {n for n in step.names if n in synced_modules}
+            rows = []
+            for n in sorted(watch):
+                if not n.startswith("_"):
+                    rows.extend(compare_name(n, tns, mns, rtol, atol, step.index))
+            bad = [r for r in rows if r.status != MATCH]
+            if bad:
+                run.first_divergence = (step.index, bad)
+    wanted = names if names is not None else list(bound_by)
+    for n in wanted:
+        if not n.startswith("_"):
+            run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1)))
+    if "torch" in outputs and "mindspore" in outputs and _comparable(outputs["torch"]):
+        row = compare_values(OUTPUT_NAME, outputs["torch"], outputs["mindspore"], rtol, atol,
+                             steps[-1].index)
+        run.rows.append(row)
+        if row.status != MATCH and run.first_divergence is None and each_step:
+            run.first_divergence = (steps[-1].index, [row])
+    return run
+
+
+def _at_line(code: str, lines, start: Optional[int] = None) -> str:
+    """Pad ``code`` with blank lines so tracebacks show the line numbers it has in the cell."""
+    first = start if start is not None else (lines[0] if lines else 1)
+    return "\n" * max(first - 1, 0) + code
+
+
+def _run_side(code: str, ns: dict, filename: str, run: PairRun, side: str, budget: dict,
+              want_value: bool):
+    left = budget[side]
+    t0 = time.perf_counter()
+    try:
+        with _alarm(left):
+            if want_value:
+                tree = ast.parse(code)
+                *head, last = tree.body
+                if head:
+                    exec(compile(ast.Module(head, []), filename, "exec"), ns)
+                return eval(compile(ast.Expression(last.value), filename, "eval"), ns)
+            exec(compile(code, filename, "exec"), ns)
+            return None
+    finally:
+        spent = time.perf_counter() - t0
+        run.timings[side] += spent
+        if left is not None:
+            budget[side] = left - spent
 
 
 def _bound_names(node: ast.stmt) -> set[str]:
@@ -300,10 +519,10 @@ def sync_module(tmod, cell) -> list[str]:
     import mindspore
 
     copied = []
-    ms_params = dict(cell.parameters_and_names())
+    ms_state = _ms_state(cell)
     for name, value in _torch_state(tmod):
         ms_name = ms_name_for(tmod, name)
-        p = ms_params.get(ms_name)
+        p = ms_state.get(ms_name)
         if p is None:
             continue
         arr = value.detach().cpu().numpy()
@@ -311,9 +530,22 @@ def sync_module(tmod, cell) -> list[str]:
             if p.size != arr.size:
                 continue
             arr = arr.reshape(p.shape)
-        p.set_data(mindspore.Tensor(arr, dtype=p.dtype))
+        data = mindspore.Tensor(arr, dtype=p.dtype)
+        if hasattr(p, "set_data"):
+            p.set_data(data)
+        else:  # a registered buffer is a plain Tensor
+            p.assign_value(data)
         copied.append(name)
     return copied
+
+
+def _ms_state(cell) -> dict:
+    """MindSpore parameters and (2.x Cells have them) registered buffers, by name."""
+    state = dict(cell.parameters_and_names())
+    if hasattr(cell, "named_buffers"):
+        for name, buf in cell.named_buffers():
+            state.setdefault(name, buf)
+    return state
 
 
 def _torch_state(tmod):
@@ -357,7 +589,7 @@ def compare_name(name, tns, mns, rtol, atol, statement) -> list[Row]:
 
 def compare_module(name, tmod, cell, rtol, atol, statement) -> list[Row]:
     rows = []
-    ms_params = dict(cell.parameters_and_names())
+    ms_params = _ms_state(cell)
     for pname, value in _torch_state(tmod):
         ms_name = ms_name_for(tmod, pname)
         full = f"{name}.{pname}"

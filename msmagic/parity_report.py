@@ -1,0 +1,139 @@
+"""What ``%%ms_parity`` returns: the comparison of a PyTorch cell and its MindSpore port.
+
+Like :class:`msmagic.result.PortResult`, a :class:`ParityReport` is data; the renderers
+in ``msmagic.render`` turn it into text, HTML or a widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from msmagic.lockstep import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
+from msmagic.result import PortResult
+
+__all__ = [
+    "ParityReport",
+    "StatementError",
+    "Divergence",
+    "Row",
+    "MATCH",
+    "DIFFERS",
+    "ONLY_TORCH",
+    "ONLY_MS",
+    "NOT_COMPARABLE",
+]
+
+
+@dataclass
+class StatementError:
+    """An exception raised by one side, located at the statement that raised it."""
+
+    side: str  # "PyTorch" or "MindSpore"
+    statement: int  # index of the top-level input statement
+    lines: tuple[int, int]  # lines of that statement in this side's code
+    type: str  # exception class name
+    message: str
+    #: the traceback restricted to the cell's own frames, readable in a notebook
+    traceback: str
+    exception: Any = field(default=None, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.side} raised {self.type} at line {self.lines[0]}: {self.message}"
+
+
+@dataclass
+class Divergence:
+    """The first statement after which a compared value differs between the sides."""
+
+    statement: int
+    before: tuple[int, int]  # input (PyTorch) lines
+    after: Optional[tuple[int, int]]  # output (MindSpore) lines
+    names: list[str]  # the values that differed there
+    rule_ids: list[str]  # rules whose edits touched the statement
+    max_abs: Optional[float] = None
+
+
+@dataclass
+class ParityReport:
+    port: PortResult
+    rows: list[Row] = field(default_factory=list)
+    #: values copied from PyTorch to MindSpore instead of compared (random draws,
+    #: freshly initialised module parameters), with why
+    synchronised: list[str] = field(default_factory=list)
+    #: names bridged from the user's namespace into the shadow namespace
+    bridged: list[str] = field(default_factory=list)
+    first_divergence: Optional[Divergence] = None
+    torch_error: Optional[StatementError] = None
+    ms_error: Optional[StatementError] = None
+    #: seconds: "PyTorch", "MindSpore" (each side's statements), "total"
+    timings: dict = field(default_factory=dict)
+    device: str = "CPU"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    notes: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    #: "PyTorch" or "MindSpore" when that side ran past --timeout
+    timed_out: Optional[str] = None
+    #: explicit MindSpore code given with --against instead of the port
+    against: bool = False
+    options: dict = field(default_factory=dict)
+    #: the value of the cell's last expression on the PyTorch side (what the plain cell
+    #: would have displayed)
+    value: Any = field(default=None, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """Every compared value matches, something was compared, and neither side failed.
+
+        A value only the MindSpore side binds (a helper such as ``grad_fn``) does not
+        count against it; a PyTorch value the MindSpore side lacks does."""
+        return (
+            any(r.status == MATCH for r in self.rows)
+            and all(r.status in (MATCH, ONLY_MS) for r in self.rows)
+            and self.torch_error is None
+            and self.ms_error is None
+            and not self.interrupted
+            and self.timed_out is None
+        )
+
+    @property
+    def compared(self) -> int:
+        return len(self.rows)
+
+    def row(self, name: str) -> Row:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"{name} was not compared; compared: {[r.name for r in self.rows]}")
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.status] = out.get(r.status, 0) + 1
+        return out
+
+    def summary(self) -> str:
+        if self.interrupted:
+            return "interrupted"
+        if self.timed_out:
+            return f"{self.timed_out} side timed out"
+        if self.torch_error:
+            return f"PyTorch side failed: {self.torch_error.type}"
+        if self.ms_error:
+            return f"MindSpore side failed: {self.ms_error.type}"
+        if not self.rows:
+            return "nothing compared"
+        counts = self.counts()
+        if self.ok:
+            n = counts.get(MATCH, 0)
+            return f"all {n} values match" if n == len(self.rows) else f"all {n} compared values match"
+        return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+    def __repr__(self) -> str:
+        return f"<ParityReport: {self.summary()}>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        from msmagic.render import mimebundle
+
+        return mimebundle(self, include=include, exclude=exclude)
