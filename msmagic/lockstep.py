@@ -334,6 +334,9 @@ def execute(
     random_stmts = {e.statement for e in (port.edits if port else []) if "random" in e.tags}
     bound_by: dict[str, int] = {}
     synced_modules: dict[str, int] = {}
+    #: random draws copied across: reported as synchronised, not compared (unless a
+    #: later statement rebinds the name)
+    synced_values: dict[str, int] = {}
     budget = {"torch": timeout, "mindspore": timeout}
     ms_alive = True
     outputs: dict[str, Any] = {}
@@ -380,11 +383,19 @@ def execute(
                         run.synchronised.append(n)
                         run.sync_reasons[n] = "parameters and buffers copied as initialised"
                 elif step.index in random_stmts and n in tns and _is_tensor_like(tns[n]):
+                    drawn = mns.get(n)
                     mns[n] = to_mindspore(tns[n])
                     run.synchronised.append(n)
+                    synced_values[n] = step.index
+                    # the values are copied, but the MindSpore draw must have had the
+                    # same shape and dtype: a mismatch is a porting error worth a row
+                    mismatch = _draw_mismatch(n, tns[n], drawn, step.index)
+                    if mismatch is not None:
+                        run.rows.append(mismatch)
                     run.sync_reasons[n] = "random values copied"
         if each_step and run.first_divergence is None:
-            watch = set(step.bound) | {n for n in step.names if n in synced_modules}
+            watch = {n for n in step.bound if synced_values.get(n) != step.index}
+            watch |= {n for n in step.names if n in synced_modules}
             rows = []
             for n in sorted(watch):
                 if not n.startswith("_"):
@@ -392,7 +403,9 @@ def execute(
             bad = [r for r in rows if r.status != MATCH]
             if bad:
                 run.first_divergence = (step.index, bad)
-    wanted = names if names is not None else list(bound_by)
+    wanted = names if names is not None else [
+        n for n in bound_by if synced_values.get(n) != bound_by[n]
+    ]
     for n in wanted:
         if not n.startswith("_"):
             run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1)))
@@ -409,6 +422,18 @@ def _at_line(code: str, lines, start: Optional[int] = None) -> str:
     """Pad ``code`` with blank lines so tracebacks show the line numbers it has in the cell."""
     first = start if start is not None else (lines[0] if lines else 1)
     return "\n" * max(first - 1, 0) + code
+
+
+def _draw_mismatch(name: str, torch_value, ms_value, statement: int) -> Optional[Row]:
+    t_arr = to_numpy(torch_value)
+    m_arr = to_numpy(ms_value) if ms_value is not None else None
+    if t_arr is None or m_arr is None:
+        return None
+    if t_arr.shape == m_arr.shape and _kind(str(t_arr.dtype)) == _kind(str(m_arr.dtype)):
+        return None
+    return Row(name, DIFFERS, tuple(t_arr.shape), _dtype(torch_value), tuple(m_arr.shape),
+               _dtype(ms_value), statement=statement,
+               note="random values synchronised, but the MindSpore draw had another shape or dtype")
 
 
 def _run_side(code: str, ns: dict, filename: str, run: PairRun, side: str, budget: dict,

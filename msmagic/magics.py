@@ -1,4 +1,6 @@
-"""The IPython magics: ``%%ms_port`` ports a PyTorch cell to MindSpore and shows the diff.
+"""The IPython magics: ``%%ms_port`` ports a PyTorch cell to MindSpore and shows the diff;
+``%%ms_parity`` runs the cell and its port side by side and compares what they bound;
+``%ms_shadow`` shows the persistent MindSpore namespace ``%%ms_parity`` runs in.
 
 Load with ``%load_ext msmagic``. Settings (``%config MsMagic.view = "unified"``, or
 ``c.MsMagic.view`` in an IPython config file):
@@ -7,26 +9,28 @@ Load with ``%load_ext msmagic``. Settings (``%config MsMagic.view = "unified"``,
 * ``MsMagic.quiet``  -- show only the ported code; default False
 * ``MsMagic.device`` -- CPU, GPU or Ascend, for ``%%ms_parity``; default CPU
 
-This module imports neither the engine nor torch/mindspore; the engine is imported the
-first time a cell is ported, so ``%load_ext msmagic`` stays fast.
+This module imports neither the engine, the parity runner nor torch/mindspore; they are
+imported the first time a cell is ported or compared, so ``%load_ext msmagic`` stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import keyword
 import re
+import sys
 from html import escape
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum
 from traitlets.config.configurable import Configurable
 
-__all__ = ["MsMagic", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["MsMagic", "ShadowSummary", "load_ipython_extension", "unload_ipython_extension"]
 
-_MAGIC_NAMES = {"cell": ("ms_port",), "line": ()}
-_PORT_CELL = re.compile(r"""run_cell_magic\(\s*['"]ms_port['"]""")
+_MAGIC_NAMES = {"cell": ("ms_port", "ms_parity"), "line": ("ms_shadow",)}
+_PORT_CELL = re.compile(r"""run_cell_magic\(\s*['"]ms_(?:port|parity)['"]""")
 
 
 @magics_class
@@ -159,11 +163,282 @@ class MsMagic(Magics, Configurable):
             display(result)
         return None
 
+    # ------------------------------------------------------------------ %%ms_parity
+
+    @magic_arguments(name="%ms_parity")  # usage reads "%%ms_parity"
+    @argument("-h", "--help", action="store_true", help="Show this help and do not run the cell.")
+    @argument(
+        "--device",
+        choices=["CPU", "GPU", "Ascend"],
+        default=None,
+        help="MindSpore device target (default: MsMagic.device, which defaults to CPU).",
+    )
+    @argument(
+        "--rtol",
+        type=float,
+        default=1e-5,
+        metavar="FLOAT",
+        help="Relative tolerance: a value matches when |Δ| <= atol + rtol*|PyTorch value| "
+        "(default 1e-5).",
+    )
+    @argument("--atol", type=float, default=1e-6, metavar="FLOAT", help="Absolute tolerance (default 1e-6).")
+    @argument("--seed", type=int, default=None, metavar="INT", help="Seed both frameworks before running.")
+    @argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="Stop a side that runs longer than this and report what ran until then.",
+    )
+    @argument(
+        "--no-sync",
+        action="store_true",
+        help="Compare everything: do not copy random draws and freshly initialised "
+        "parameters from PyTorch to MindSpore.",
+    )
+    @argument(
+        "--against",
+        metavar="VAR",
+        default=None,
+        help="Run the MindSpore code held in the variable VAR (a str, or a PortResult "
+        "whose .code is used) instead of the port of this cell.",
+    )
+    @argument(
+        "-o",
+        "--output",
+        metavar="NAME",
+        default=None,
+        help="Store the ParityReport in the variable NAME (.ok, .rows, .first_divergence...).",
+    )
+    @argument(
+        "--view",
+        choices=["split", "unified"],
+        default=None,
+        help="Layout of the port's diff in the report (default: MsMagic.view).",
+    )
+    @cell_magic
+    def ms_parity(self, line, cell):
+        """Run this PyTorch cell and its MindSpore port side by side and compare them.
+
+        The PyTorch cell runs in your namespace like a plain cell; the MindSpore side
+        runs in a separate, persistent shadow namespace (see %ms_shadow), so a failure
+        there never changes your variables. The report shows one row per compared
+        value, the statement where the two sides first diverge with the rules that
+        changed it, errors next to the statement that raised them, and the run times.
+        """
+        args = parse_argstring(self.ms_parity, line)
+        if args.help:
+            print(_help_text(self.ms_parity.parser))
+            return None
+        name = args.output
+        if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
+            raise UsageError(f"-o/--output needs a Python identifier, not {name!r}")
+        for opt in ("rtol", "atol"):
+            value = getattr(args, opt)
+            if not value >= 0:  # also rejects nan
+                raise UsageError(f"--{opt} must be a number >= 0, not {value!r}")
+        if args.timeout is not None and not args.timeout > 0:
+            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout!r}")
+        against = self._against_code(args.against)
+        device = args.device or self.device
+        view = args.view or self.view
+
+        try:
+            _parity = importlib.import_module("msmagic.parity_runner")
+        except ImportError as err:
+            raise UsageError(f"%%ms_parity is not available: {err}") from None
+        from msmagic.errors import PortSyntaxError
+
+        device_error = getattr(_parity, "ParityDeviceError", ())
+        session = self._get_session()
+        self._learn_history(session)
+        try:
+            report = _parity.parity(
+                cell,
+                device=device,
+                rtol=args.rtol,
+                atol=args.atol,
+                seed=args.seed,
+                timeout=args.timeout,
+                sync=not args.no_sync,
+                against=against,
+                user_ns=self.shell.user_ns,
+                shadow=_parity.shadow_namespace(),
+                session=session,
+                view=view,
+            )
+        except PortSyntaxError as err:
+            raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
+        except device_error as err:
+            raise UsageError(_one_line(str(err))) from None
+        except KeyboardInterrupt:
+            print("ms_parity: interrupted")
+            return None
+        except Exception as err:  # a bug in msmagic must not dump a traceback into the notebook
+            raise UsageError(
+                f"msmagic could not run the parity check ({type(err).__name__}: "
+                f"{_one_line(str(err))}); this is a bug in msmagic, please report it with the cell"
+            ) from None
+        # later cells may use the names this cell imported (its PyTorch side ran here)
+        session.learn(cell)
+        if isinstance(getattr(report, "options", None), dict):
+            report.options.setdefault("view", view)
+
+        if name is not None:
+            self.shell.user_ns[name] = report
+
+        from IPython.display import display
+
+        display(report)
+        if report.torch_error is not None:
+            self._show_cell_error(report.torch_error)
+            return None
+        if report.interrupted:
+            print("ms_parity: interrupted")
+            return None
+        # what the plain cell would have shown as Out[] (None shows nothing)
+        return getattr(report, "value", None)
+
+    def _against_code(self, var):
+        """The MindSpore code named by ``--against VAR`` (None without the option)."""
+        if var is None:
+            return None
+        ns = self.shell.user_ns
+        if var not in ns:
+            raise UsageError(f"--against: there is no variable named {var!r}")
+        value = ns[var]
+        if isinstance(value, str):
+            return value
+        code = getattr(value, "code", None)
+        if isinstance(code, str):
+            return code
+        raise UsageError(
+            f"--against {var}: expected MindSpore code, a str or a PortResult (with .code), "
+            f"not {type(value).__name__}"
+        )
+
+    def _show_cell_error(self, err) -> None:
+        """Show the PyTorch side's exception like a plain cell's error, once."""
+        exc = getattr(err, "exception", None)
+        if isinstance(exc, BaseException):
+            # start at the cell's own frames (IPython 9's verbose traceback ignores tb_offset)
+            tb = exc.__traceback__
+            for _ in range(_runner_frames(tb)):
+                tb = tb.tb_next
+            self.shell.showtraceback((type(exc), exc, tb))
+            return
+        text = getattr(err, "traceback", "") or f"{err.type}: {err.message}"
+        print(text.rstrip(), file=sys.stderr)
+
+    # ------------------------------------------------------------------ %ms_shadow
+
+    @magic_arguments(name="ms_shadow")  # a line magic: usage reads "%ms_shadow"
+    @argument("-h", "--help", action="store_true", help="Show this help.")
+    @argument("--clear", action="store_true", help="Empty the shadow namespace.")
+    @argument("name", nargs="?", default=None, help="Return the MindSpore value bound to NAME.")
+    @line_magic
+    def ms_shadow(self, line=""):
+        """The persistent MindSpore shadow namespace of %%ms_parity.
+
+        Without arguments: the names bound there and their types. With NAME: that
+        value. With --clear: empty it. Also available as msmagic.shadow_namespace().
+        """
+        args = parse_argstring(self.ms_shadow, line)
+        if args.help:
+            print(_help_text(self.ms_shadow.parser))
+            return None
+        try:
+            shadow = importlib.import_module("msmagic.parity_runner").shadow_namespace()
+        except ImportError as err:
+            raise UsageError(f"%ms_shadow is not available: {err}") from None
+        if args.clear:
+            if args.name is not None:
+                raise UsageError("%ms_shadow: give either NAME or --clear, not both")
+            n = len(_visible(shadow))
+            builtins = shadow.get("__builtins__")
+            shadow.clear()
+            if builtins is not None:
+                shadow["__builtins__"] = builtins
+            print(f"ms_shadow: cleared {n} name{'s' if n != 1 else ''}")
+            return None
+        if args.name is not None:
+            if args.name not in shadow:
+                names = ", ".join(_visible(shadow)) or "none"
+                raise UsageError(f"%ms_shadow: {args.name!r} is not in the shadow namespace (names: {names})")
+            return shadow[args.name]
+        return ShadowSummary(shadow)
+
 
 def _help_text(parser) -> str:
     text = parser.format_help()
     # magic_arguments writes the usage as a reST literal block ("::"); drop that marker.
     return text[4:].lstrip("\n") if text.startswith("::\n") else text
+
+
+class ShadowSummary:
+    """What ``%ms_shadow`` shows: the names in the shadow namespace and their types."""
+
+    def __init__(self, shadow: dict) -> None:
+        self.names = {k: _type_name(v) for k, v in _visible(shadow).items()}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __contains__(self, name) -> bool:
+        return name in self.names
+
+    def __repr__(self) -> str:
+        if not self.names:
+            return "MindSpore shadow namespace: empty"
+        width = max(len(k) for k in self.names)
+        lines = [f"MindSpore shadow namespace: {len(self.names)} name{'s' if len(self.names) != 1 else ''}"]
+        lines += [f"  {k.ljust(width)}  {t}" for k, t in self.names.items()]
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        if not self.names:
+            return '<div class="msm-shadow">MindSpore shadow namespace: empty</div>'
+        rows = "".join(
+            f"<tr><td><code>{escape(k)}</code></td><td><code>{escape(t)}</code></td></tr>"
+            for k, t in self.names.items()
+        )
+        return (
+            f'<div class="msm-shadow"><div>MindSpore shadow namespace: {len(self.names)} '
+            f"name{'s' if len(self.names) != 1 else ''}</div>"
+            f"<table><thead><tr><th>Name</th><th>Type</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        )
+
+
+def _visible(ns: dict) -> dict:
+    return {k: v for k, v in ns.items() if not (k.startswith("__") and k.endswith("__"))}
+
+
+def _type_name(value) -> str:
+    cls = type(value)
+    mod = cls.__module__
+    return cls.__qualname__ if mod in ("builtins", "abc") else f"{mod}.{cls.__qualname__}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _runner_frames(tb) -> int:
+    """How many leading traceback frames belong to msmagic's runner, not the cell.
+
+    The runner compiles each statement under a ``<...>`` pseudo file name; the frames
+    before the first such frame are msmagic's own and are not shown.
+    """
+    n = 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith("<"):
+            return n
+        n += 1
+        tb = tb.tb_next
+    return 0
 
 
 # ---------------------------------------------------------------------- extension
@@ -176,14 +451,15 @@ def _registered(ip):
 
 
 def load_ipython_extension(ip) -> None:
-    """Register %%ms_port with the shell; loading twice registers it once."""
+    """Register %%ms_port, %%ms_parity and %ms_shadow with the shell; loading twice
+    registers them once."""
     if _registered(ip) is not None:
         return
     ip.register_magics(MsMagic(shell=ip))
 
 
 def unload_ipython_extension(ip) -> None:
-    """Remove %%ms_port (and the MsMagic configurable) from the shell."""
+    """Remove msmagic's magics (and the MsMagic configurable) from the shell."""
     manager = ip.magics_manager
     instance = _registered(ip)
     for kind, names in _MAGIC_NAMES.items():

@@ -12,6 +12,7 @@ rewrote it.
 from __future__ import annotations
 
 import builtins
+import functools
 import linecache
 import itertools
 import time
@@ -47,8 +48,9 @@ def shadow_namespace() -> dict:
     return _SHADOW
 
 
+@functools.lru_cache(maxsize=1)
 def available_devices() -> list[str]:
-    """Devices on which both frameworks can run here."""
+    """Devices on which both frameworks can run here (probed once per process)."""
     import mindspore.device_context as dc
     import torch
 
@@ -201,7 +203,7 @@ def _against_code(against) -> Optional[str]:
 def _use_device(device: str) -> None:
     import mindspore
 
-    available = available_devices()
+    available = ["CPU"] if device == "CPU" else available_devices()
     if device not in available:
         raise ParityDeviceError(
             f"device {device} is not available here; available: {', '.join(available)}"

@@ -1,13 +1,12 @@
 """%%ms_port through a real IPython shell.
 
 Most tests swap the engine for a recording fake (put into sys.modules), so they check
-the magic's own wiring whatever the engine ports today. Tests marked ENGINE-PENDING use
+the magic's own wiring whatever the engine ports today. The tests at the end use
 the real engine.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -26,10 +25,6 @@ from msmagic.result import Edit, PortResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# ENGINE-PENDING: drop this skip (and keep the tests) once msmagic.engine.core lands.
-needs_engine = pytest.mark.skipif(
-    importlib.util.find_spec("msmagic.engine.core") is None, reason="engine not written yet"
-)
 
 TORCH_CELL = "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 4)\n"
 
@@ -150,7 +145,6 @@ def test_load_ext_imports_no_framework_and_no_engine():
     assert lines[1:] == ["True", "[]"]
 
 
-@needs_engine
 def test_port_imports_neither_torch_nor_mindspore():
     out = _run_fresh(
         """
@@ -307,7 +301,6 @@ def test_session_learns_each_earlier_cell_once(ip, fake):
 # ----------------------------------------------------------------------------- real engine
 
 
-@needs_engine
 def test_real_syntax_error_cell_prints_no_traceback(ip):
     with capture_output() as c:
         result = ip.run_cell("%%ms_port\nimport torch\nx = torch.ones(2,\n")
@@ -317,7 +310,6 @@ def test_real_syntax_error_cell_prints_no_traceback(ip):
     assert c.outputs == []
 
 
-@needs_engine
 def test_real_port_through_the_magic(ip):
     with capture_output() as c:
         ip.run_cell_magic("ms_port", "-o r", TORCH_CELL)

@@ -45,7 +45,8 @@ def test_mlp_with_random_init_and_inputs_matches():
     report = run(MLP)
     assert report.ok, report.rows
     names = {r.name for r in report.rows}
-    assert {"probs", "x", "model.fc1.weight", "model.fc2.bias"} <= names
+    assert {"probs", "model.fc1.weight", "model.fc2.bias"} <= names
+    assert "x" not in names  # a random draw: copied across and listed as synchronised
     assert any(s.startswith("model:") for s in report.synchronised)
     assert any(s.startswith("x:") for s in report.synchronised)
     assert report.first_divergence is None
@@ -284,3 +285,13 @@ def _session(text):
     s = PortSession()
     s.learn(text)
     return s
+
+
+def test_a_random_draw_of_another_dtype_is_reported():
+    # synchronised values are copied, but the MindSpore draw itself must agree in
+    # shape and dtype; here the explicit MindSpore code draws float16
+    report = run("import torch\nnoise = torch.randn(3, 2)\n",
+                 against="import mindspore\nnoise = mindspore.ops.randn(3, 2).astype(mindspore.float16)\n")
+    row = report.row("noise")
+    assert row.status == DIFFERS and "another shape or dtype" in row.note
+    assert not report.ok

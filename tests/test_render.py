@@ -6,7 +6,6 @@ not depend on what the engine ports today.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import types
 
@@ -425,9 +424,6 @@ def test_widget_toggles_between_views():
 # ----------------------------------------------------------------------------- with the engine
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("msmagic.engine.core") is None, reason="engine not written yet"
-)  # ENGINE-PENDING: remove this skip once msmagic.engine.core lands
 def test_real_port_renders():
     from msmagic.engine.core import port
 

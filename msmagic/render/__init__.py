@@ -70,6 +70,27 @@ def _builtin_renderers() -> None:
 
     register_renderers(PortResult, _text.render_text, _html.render_html, _widget)
 
+    # %%ms_parity's report; parity_report imports msmagic.lockstep, which imports
+    # numpy/torch/mindspore only inside its functions, so this stays cheap.
+    from msmagic.parity_report import ParityReport
+
+    def _parity_text(report, color=False):
+        from .parity import render_parity_text
+
+        return render_parity_text(report, color=color)
+
+    def _parity_html(report):
+        from .parity import render_parity_html
+
+        return render_parity_html(report)
+
+    def _parity_widget(report):
+        from .parity import make_parity_widget
+
+        return make_parity_widget(report)
+
+    register_renderers(ParityReport, _parity_text, _parity_html, _parity_widget)
+
 
 def _lookup(result: Any) -> Optional[tuple]:
     _builtin_renderers()

@@ -255,8 +255,9 @@ def test_shape_factories(expr, expect):
 
 
 def test_empty_becomes_zeros_and_is_synchronised():
-    run = check(HEAD + "e = torch.empty(2, 3)\n", "e", rule="FUN009")
+    run = check(HEAD + "e = torch.empty(2, 3)\n", rule="FUN009")
     assert "zeros((2, 3))" in run.port.code and "e" in run.synchronised
+    assert run.rows == []  # copied, not compared; the MindSpore draw had the same shape/dtype
 
 
 @pytest.mark.parametrize("expr,dtype", [
@@ -288,10 +289,12 @@ def test_random_factories_synchronised():
     src = HEAD + ("a = torch.randn(2, 3)\nb = torch.rand((4,))\nc = torch.randint(10, (2, 2))\n"
                   "d = torch.randint(3, 9, size=(3,))\ne = torch.randn_like(a)\nf = torch.rand_like(a)\n"
                   "g = a * 2 + c.sum()\n")
-    run = check(src, "a", "b", "c", "d", "e", "f", "g", rule="FUN011")
+    run = check(src, "g", rule="FUN011")
     assert set("abcdef") <= set(run.synchronised)
+    # copied rather than compared: a row would only appear if a MindSpore draw had
+    # another shape or dtype (randint must give int64 like torch)
+    assert [r.name for r in run.rows] == ["g"]
     assert "randint(0, 10, (2, 2))" in run.port.code and "randint(3, 9, size=(3,))" in run.port.code
-    assert run.row("c").ms_dtype == "Int64"
     flagged(HEAD + "gen = None\na = torch.randn(2, generator=gen)\n", "FUN011", "generator= has no MindSpore")
 
 
