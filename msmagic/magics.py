@@ -355,10 +355,9 @@ class MsMagic(Magics, Configurable):
             if args.name is not None:
                 raise UsageError("%ms_shadow: give either NAME or --clear, not both")
             n = len(_visible(shadow))
-            builtins = shadow.get("__builtins__")
+            kept = {k: shadow[k] for k in ("__builtins__", "__name__") if k in shadow}
             shadow.clear()
-            if builtins is not None:
-                shadow["__builtins__"] = builtins
+            shadow.update(kept)
             print(f"ms_shadow: cleared {n} name{'s' if n != 1 else ''}")
             return None
         if args.name is not None:

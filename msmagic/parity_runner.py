@@ -99,6 +99,9 @@ def parity(
         _seed(seed)
     user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
     shadow = shadow if shadow is not None else shadow_namespace()
+    # functions defined in a namespace without __name__ get __module__ None, which
+    # MindSpore's autodiff cannot handle
+    shadow.setdefault("__name__", "__msmagic_shadow__")
     steps = plan_steps(source, port_result, against_code)
     run_id = next(_RUNS)
     names = (f"<ms_parity {run_id}: PyTorch cell>", f"<ms_parity {run_id}: MindSpore code>")

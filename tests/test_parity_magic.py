@@ -358,7 +358,7 @@ def test_shadow_summary_value_and_clear(ip, fake):
     with capture_output() as c:
         assert ip.run_line_magic("ms_shadow", "--clear") is None
     assert c.stdout == "ms_shadow: cleared 2 names\n"
-    assert fake.shadow == {"__builtins__": builtins}
+    assert fake.shadow == {"__builtins__": builtins, "__name__": "__msmagic_mindspore__"}
     assert repr(ip.run_line_magic("ms_shadow", "")) == "MindSpore shadow namespace: empty"
 
 
@@ -378,10 +378,9 @@ def clean_shadow():
     from msmagic.parity_runner import shadow_namespace
 
     shadow = shadow_namespace()
-    keep = shadow.get("__builtins__")
+    kept = {k: shadow[k] for k in ("__builtins__", "__name__") if k in shadow}
     shadow.clear()
-    if keep is not None:
-        shadow["__builtins__"] = keep
+    shadow.update(kept)
 
 
 def test_real_linear_cell(ip, clean_shadow):
