@@ -520,6 +520,9 @@ class PortTransformer(cst.CSTTransformer):
         self._holders: list[cst.CSTNode] = []
         self._orphan_lines: list = []
         self._method_calls: list[set[str]] = []
+        #: enclosing blocks (module body, indented blocks), innermost last:
+        #: [original statements, id -> index, index of the statement being ported]
+        self.blocks: list[list] = []
         #: original Call nodes enclosing the node being left, innermost last
         self.calls: list[cst.Call] = []
         self.function_method_calls: set[str] = set()
@@ -537,11 +540,17 @@ class PortTransformer(cst.CSTTransformer):
 
     # ------------------------------------------------------------ bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) in _STATEMENTS:
+        kind = type(node)
+        if kind is cst.IndentedBlock or kind is cst.Module:
+            self.blocks.append([node.body, {id(s): i for i, s in enumerate(node.body)}, -1])
+        elif kind in _STATEMENTS:
             if self._depth == 0:
                 self.top_index += 1
             self._depth += 1
             self._holders.append(node)
+            block = self.blocks[-1] if self.blocks else None
+            if block is not None and id(node) in block[1]:
+                block[2] = block[1][id(node)]
             if isinstance(node, cst.SimpleStatementLine):
                 comment = node.trailing_whitespace.comment
                 if comment is not None and MARKER in comment.value:
@@ -553,6 +562,8 @@ class PortTransformer(cst.CSTTransformer):
         kind = type(original)
         if kind in _EXPRESSIONS:
             self.updated[id(original)] = result
+        elif kind is cst.IndentedBlock or kind is cst.Module:
+            self.blocks.pop()
         elif kind in _STATEMENTS:
             self._holders.pop()
             self._depth -= 1
@@ -568,6 +579,21 @@ class PortTransformer(cst.CSTTransformer):
                 result = result.with_changes(leading_lines=[*self._orphan_lines, *result.leading_lines])
                 self._orphan_lines = []
             result = self._apply_comments(original, result)
+            hooks = STATEMENT_HOOKS.get(kind)
+            if hooks and isinstance(result, cst.CSTNode):
+                self._holders.append(original)  # records made by hooks belong here
+                for hook in hooks:
+                    result = hook(self, original, result)
+                    if not isinstance(result, cst.CSTNode):
+                        break  # a FlattenSentinel / removal ends the chain
+                self._holders.pop()
+                if id(original) in self._comments:  # findings raised by the hooks
+                    if isinstance(result, cst.FlattenSentinel):
+                        nodes = list(result.nodes)
+                        nodes[-1] = self._apply_comments(original, nodes[-1])
+                        result = cst.FlattenSentinel(nodes)
+                    else:
+                        result = self._apply_comments(original, result)
             for hook in self._line_hooks.pop(id(original), ()):
                 if isinstance(result, cst.SimpleStatementLine):
                     result = hook(result)
@@ -651,6 +677,16 @@ class PortTransformer(cst.CSTTransformer):
     @property
     def in_module_class(self) -> bool:
         return bool(self.classes) and self.classes[-1].is_module
+
+    def siblings(self, depth: int = -1) -> tuple[list, list]:
+        """Original statements before and after the current statement of a block
+        (``depth`` -1: the innermost)."""
+        if not self.blocks:
+            return [], []
+        body, _, index = self.blocks[depth]
+        if index < 0:
+            return [], list(body)
+        return list(body[:index]), list(body[index + 1:])
 
     def lookup(self, name: str) -> Optional[str]:
         for scope in reversed(self.scopes):
@@ -997,6 +1033,10 @@ class PortTransformer(cst.CSTTransformer):
 
 
 FUNCTION_HOOKS: list = []  # fn(transformer, original FunctionDef, updated) -> FunctionDef
+#: statement type (cst.For, cst.With, ...) -> hooks fn(transformer, original, updated)
+#: returning the new statement, a FlattenSentinel of statements, or a RemovalSentinel.
+#: They run after the statement's children were ported.
+STATEMENT_HOOKS: dict = {}
 CLASS_HOOKS: list = []  # fn(transformer, original ClassDef, updated) -> ClassDef (Module subclasses)
 
 
@@ -1085,6 +1125,11 @@ class Site:
     @property
     def in_module_class(self) -> bool:
         return self.t.in_module_class
+
+    def siblings(self) -> tuple[list, list]:
+        """Original statements before and after the statement holding this node, in
+        the innermost block (module body or indented block)."""
+        return self.t.siblings()
 
     def inside_call_to(self, apis) -> bool:
         """Is this node an argument (at any depth) of a call to one of ``apis``?"""
