@@ -8,10 +8,7 @@ returned value. The tests at the end use the real runner (and torch/mindspore).
 from __future__ import annotations
 
 import builtins
-import os
-import subprocess
 import sys
-import textwrap
 import types
 
 import pytest
@@ -25,8 +22,8 @@ from msmagic.lockstep import MATCH, Row
 from msmagic.magics import MsMagic, ShadowSummary
 from msmagic.parity_report import ParityReport, StatementError
 from msmagic.result import PortResult
+from tests.test_magics import _run_fresh
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 TORCH_CELL = "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 4)\n"
@@ -112,20 +109,6 @@ def _raise_in_statement(code: str) -> BaseException:
 def test_load_registers_parity_and_shadow(ip):
     assert ip.magics_manager.magics["cell"]["ms_parity"].__self__ is instance(ip)
     assert ip.magics_manager.magics["line"]["ms_shadow"].__self__ is instance(ip)
-
-
-def _run_fresh(code: str) -> str:
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def test_load_ext_imports_neither_framework_nor_the_runner():

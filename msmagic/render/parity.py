@@ -824,7 +824,7 @@ def render_parity_html(report, view: Optional[str] = None) -> str:
 def make_parity_widget(report, view: Optional[str] = None):
     """A VBox (classes ``msm-widget msm-parity-widget``): a Split/Unified toggle for the
     embedded diff above an HTML widget holding :func:`render_parity_html`."""
-    import ipywidgets as widgets
+    from .widget import view_toggle_widget
 
     initial = view
     if initial is None:
@@ -835,28 +835,6 @@ def make_parity_widget(report, view: Optional[str] = None):
             initial = resolve_view(report.port, None)
         else:
             initial = "split"
-    cache: dict[str, str] = {}
-
-    def html_for(v: str) -> str:
-        if v not in cache:
-            cache[v] = render_parity_html(report, view=v)
-        return cache[v]
-
-    toggle = widgets.ToggleButtons(
-        options=[(v.capitalize(), v) for v in VIEWS],
-        value=initial,
-        tooltips=["PyTorch and MindSpore side by side", "One column of -/+ lines"],
-        style={"button_width": "auto"},
+    return view_toggle_widget(
+        lambda v: render_parity_html(report, view=v), initial, classes=("msm-parity-widget",)
     )
-    toggle.add_class("msm-view-toggle")
-    body = widgets.HTML(value=html_for(initial))
-    body.add_class("msm-widget-html")
-
-    def on_change(change) -> None:
-        body.value = html_for(change["new"])
-
-    toggle.observe(on_change, names="value")
-    box = widgets.VBox([toggle, body])
-    box.add_class("msm-widget")
-    box.add_class("msm-parity-widget")
-    return box

@@ -15,14 +15,19 @@ def make_widget(result, view=None):
     """A VBox (class ``msm-widget``) holding a ToggleButtons (class
     ``msm-view-toggle``) and an HTML widget whose value is ``render_html`` for the
     selected view."""
+    return view_toggle_widget(lambda v: render_html(result, view=v), resolve_view(result, view))
+
+
+def view_toggle_widget(render, initial: str, classes=()):
+    """A Split/Unified toggle above an HTML widget showing ``render(view)``; each view
+    is rendered once, when first shown."""
     import ipywidgets as widgets
 
-    initial = resolve_view(result, view)
     cache: dict[str, str] = {}
 
     def html_for(v: str) -> str:
         if v not in cache:
-            cache[v] = render_html(result, view=v)
+            cache[v] = render(v)
         return cache[v]
 
     toggle = widgets.ToggleButtons(
@@ -41,4 +46,6 @@ def make_widget(result, view=None):
     toggle.observe(on_change, names="value")
     box = widgets.VBox([toggle, body])
     box.add_class("msm-widget")
+    for cls in classes:
+        box.add_class(cls)
     return box
