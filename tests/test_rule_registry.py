@@ -6,7 +6,7 @@ import pytest
 
 import msmagic
 from msmagic.docs import DOCS_PATH, render_rules_markdown
-from msmagic.lockstep import MATCH, run_pair
+from msmagic.lockstep import MATCH, ONLY_MS, run_pair
 from msmagic.rules.registry import VERIFIED_ON, all_rules
 
 RULES = all_rules()
@@ -38,8 +38,10 @@ def test_rule_example_ports_and_computes_the_same(rule):
     assert rule.id in {e.rule_id for e in result.edits}, result.code
     run = run_pair(rule.example, rtol=1e-4, atol=1e-5)
     assert run.torch_error is None and run.ms_error is None, run.explain()
-    assert run.rows, "the example binds at least one comparable value"
-    assert all(r.status == MATCH for r in run.rows), run.explain()
+    # values only the MindSpore side binds (grad_fn, grads) are helpers, as in
+    # ParityReport.ok; every PyTorch value must be there and match
+    assert any(r.status == MATCH for r in run.rows), "the example binds a comparable value"
+    assert all(r.status in (MATCH, ONLY_MS) for r in run.rows), run.explain()
 
 
 def test_every_rule_id_used_in_the_tables_is_registered():

@@ -891,6 +891,10 @@ class PortTransformer(cst.CSTTransformer):
                 self.bind(last.value, kind[6:])
         elif kind == "iter:" + S.MODULE and isinstance(t, cst.Name):
             self.bind(t.value, S.MODULE)
+        elif kind in S.BATCH_ITERABLES:
+            # batches of a data loader / dataset: tensors, or tuples of tensors
+            for n in _target_names(t):
+                self.bind(n, S.TENSOR)
         else:
             for n in _target_names(t):
                 self.bind(n, None)
@@ -1130,6 +1134,19 @@ class Site:
         """Original statements before and after the statement holding this node, in
         the innermost block (module body or indented block)."""
         return self.t.siblings()
+
+    @property
+    def statement(self):
+        """The original statement line (or compound statement) holding this node."""
+        return self.t._holders[-1] if self.t._holders else None
+
+    def require_import(self, module: str) -> str:
+        """Make ``import <module>`` (a standard-library module the generated code uses)
+        available once; returns the name to refer to it by."""
+        e = self.t.e
+        if e.cell_imports.get(module) != module:
+            e._need("import", module, "")
+        return module
 
     def inside_call_to(self, apis) -> bool:
         """Is this node an argument (at any depth) of a call to one of ``apis``?"""

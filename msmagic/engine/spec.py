@@ -25,6 +25,8 @@ TENSOR = "tensor"
 MODULE = "module"
 OPTIMIZER = "optimizer"
 PARAMS = "params"  # an iterable of parameters (model.parameters())
+#: kinds whose iteration yields tensors or tuples of tensors (batches)
+BATCH_ITERABLES = {"loader", "dataset"}
 
 Handler = Callable[[Any], Any]
 

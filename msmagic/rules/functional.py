@@ -5,6 +5,7 @@ import libcst as cst
 
 from msmagic.engine.spec import TENSOR, api, member, method
 from msmagic.rules._util import pack_positional, truthy_literal
+from msmagic.rules.autograd import differentiated_leaf, drop_requires_grad
 from msmagic.rules.registry import register
 
 GROUP = "Functional ops"
@@ -469,7 +470,8 @@ def _input_expr(site, name: str):
 _FACTORY = dict(
     drop={"device": "FUN017"},
     unsupported={
-        "requires_grad": (truthy_literal, "a plain MindSpore tensor does not track gradients"),
+        "requires_grad": (lambda site, arg: truthy_literal(site, arg) and not differentiated_leaf(site),
+                          "a plain MindSpore tensor does not track gradients"),
         "out": "MindSpore functions return new tensors",
         "generator": "MindSpore has no per-call generator; use mindspore.set_seed",
         "layout": "MindSpore tensors are always strided",
@@ -481,7 +483,8 @@ _FACTORY = dict(
 
 def _factory(**unsupported) -> dict:
     """Keyword arguments shared by the tensor factories, plus extra unsupported ones."""
-    return {"drop": _FACTORY["drop"], "unsupported": {**_FACTORY["unsupported"], **unsupported}}
+    return {"drop": _FACTORY["drop"], "unsupported": {**_FACTORY["unsupported"], **unsupported},
+            "values": {"requires_grad": drop_requires_grad}}
 
 
 # ----------------------------------------------------------------------------- FUN001

@@ -1,0 +1,267 @@
+"""Checkpoints: ``torch.save(model.state_dict(), p)`` / ``model.load_state_dict(torch.load(p))``
+and the optimizer's state -> ``mindspore.save_checkpoint`` / ``load_checkpoint`` +
+``load_param_into_net``.
+
+``model.load_state_dict(...)`` itself is ported by rule CEL006 (cells.py); this module
+ports the file side (``torch.save``/``torch.load``) and the optimizer's state."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msmagic.engine.spec import api, method
+from msmagic.rules._util import is_pure
+from msmagic.rules.registry import register
+
+GROUP = "Checkpoints"
+SEED = "seeds/004 Parameters Management › Parameter Saving and Loading"
+EXT = ".ckpt"
+_NOTE = """
+    Verified on MindSpore 2.10: ``save_checkpoint(net, "m.pt")`` writes ``m.pt.ckpt`` (the
+    ``.ckpt`` suffix is appended to any other name) and ``load_checkpoint`` raises a
+    ValueError for a file name that does not end in ``.ckpt``. ``save_checkpoint`` of a
+    plain dict of Tensors fails (UnboundLocalError); the list form
+    ``[{"name": ..., "data": ...}]`` works and ``load_checkpoint`` returns a dict of
+    Parameters.
+"""
+
+register(
+    "CKP001",
+    "torch.save(model.state_dict(), p) becomes save_checkpoint(model, p)",
+    group=GROUP,
+    why="""
+        PyTorch pickles whatever it is given, usually the ``state_dict()`` mapping of names to
+        tensors. MindSpore writes its own ``.ckpt`` format from a Cell (or a list of
+        name/data entries) with ``mindspore.save_checkpoint``, which also appends ``.ckpt``
+        to a file name that lacks it, while ``load_checkpoint`` only opens names ending in
+        ``.ckpt``. The port therefore passes the Cell itself and makes the suffix explicit:
+        a literal name gets ``.ckpt`` written into it, a variable keeps its value on save
+        and is given the same suffix on load. Keys differ from PyTorch's for BatchNorm
+        (``gamma``/``beta``/``moving_mean``/``moving_variance`` instead of
+        ``weight``/``bias``/``running_mean``/``running_var``, and no ``num_batches_tracked``),
+        so a file written by PyTorch cannot be read this way: convert it once with
+        ``torch.load``, rename those keys and save the result with ``save_checkpoint``.
+        ``torch.save`` of other objects (models, dicts with numbers, lists) is flagged.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
+    installed_note=_NOTE,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "linear.pt")
+        src = nn.Linear(3, 2)
+        torch.save(src.state_dict(), path)
+        dst = nn.Linear(3, 2)
+        dst.load_state_dict(torch.load(path))
+        y = dst(torch.ones(1, 3))
+    """,
+)
+
+register(
+    "CKP002",
+    "torch.load(path) becomes mindspore.load_checkpoint(path + '.ckpt')",
+    group=GROUP,
+    why="""
+        ``mindspore.load_checkpoint`` reads a ``.ckpt`` file into a dict of Parameters, the
+        value ``load_param_into_net`` (rule CEL006) copies into a Cell or an optimizer. It
+        accepts only names ending in ``.ckpt``; since the port's ``save_checkpoint`` wrote
+        that suffix, the same suffix is added to the name here (for a literal directly, for
+        a variable as ``p if p.endswith('.ckpt') else p + '.ckpt'``). ``map_location`` has
+        no counterpart (MindSpore places data on the context's device) and is dropped;
+        ``weights_only`` is dropped because a ``.ckpt`` file holds data only. A file
+        produced by PyTorch itself is not a MindSpore checkpoint (see CKP001).
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.load -> mindspore.load_checkpoint)",
+    installed_note=_NOTE,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "load.pt")
+        model = nn.Linear(2, 2)
+        torch.save(model.state_dict(), path)
+        w = torch.load(path, map_location="cpu")["weight"]
+    """,
+)
+
+register(
+    "CKP003",
+    "Optimizer state: state_dict()/load_state_dict() are saved and loaded as a Cell",
+    group=GROUP,
+    why="""
+        A MindSpore optimizer is a Cell whose Parameters hold its state (step count,
+        learning rate, moment estimates such as ``moment1.<name>``), so the seed saves and
+        loads it like a network: ``save_checkpoint(optimizer, path)`` and
+        ``load_param_into_net(optimizer, load_checkpoint(path))``.
+        ``optimizer.state_dict()`` becomes ``optimizer.parameters_dict()``. One difference
+        to keep in mind: the optimizer's checkpoint also contains the network weights it
+        updates, so loading it sets the model's weights too, which PyTorch's
+        ``optimizer.load_state_dict`` never does; save model and optimizer at the same
+        time. Settings changed at run time through ``param_groups`` are not part of it.
+    """,
+    seed="seeds/002 Optimizer Comparison › Saving and Loading Optimizer State",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.optim.Optimizer.state_dict)",
+    installed_note=_NOTE,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "optimizer.pt")
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        torch.save(optimizer.state_dict(), path)
+        restored = torch.optim.Adam(model.parameters(), lr=0.5)
+        restored.load_state_dict(torch.load(path))
+        lr = restored.param_groups[0]["lr"]
+    """,
+)
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def _ckpt_path(site, arg: cst.Arg, *, loading: bool):
+    """The file name MindSpore uses: a literal gets ``.ckpt``; a variable is kept on save
+    (save_checkpoint appends it) and suffixed conditionally on load."""
+    value = arg.value
+    text = site.literal(value, None)
+    if isinstance(text, str):
+        return value if text.endswith(EXT) else site.parse(repr(text + EXT))
+    if not loading:
+        return value
+    if not is_pure(value):
+        site.finding("CKP002", "the file name is an expression that would be evaluated twice; "
+                     "bind it to a name first", comment="bind the file name to a variable")
+        return None
+    p = site.code(value).strip()
+    return site.parse(f"{p} if {p}.endswith({EXT!r}) else {p} + {EXT!r}")
+
+
+# ----------------------------------------------------------------------------- torch.save
+
+
+def _save(site):
+    bound = site.bound()
+    if bound is None:
+        site.finding("GEN003", "arguments passed with * or ** cannot be checked for torch.save",
+                     comment="*args/**kwargs not checked")
+        return None
+    args = {name: arg for name, arg, _ in bound}
+    obj, path = args.get("obj"), args.get("f")
+    extra = set(args) - {"obj", "f"}
+    if obj is None or path is None or extra:
+        site.finding("CKP001", f"torch.save with {', '.join(sorted(map(str, extra))) or 'missing'} "
+                     "arguments is not ported", comment="torch.save arguments not ported")
+        return None
+    original = next(a.value for a, (n, _, _) in zip(site.original.args, bound) if n == "obj")
+    saved, rule = _saved_object(site, original)
+    if saved is None:
+        site.finding(
+            "CKP001",
+            f"torch.save of {site.code(original).strip()}: only a module's or optimizer's "
+            "state_dict() or a dict literal of tensors maps to a MindSpore checkpoint; save "
+            "other objects with pickle",
+            comment="object is not a state_dict; save it with pickle or save_checkpoint by hand",
+        )
+        return None
+    new_path = _ckpt_path(site, path, loading=False)
+    new = cst.Call(func=site.ref("mindspore.save_checkpoint"), args=[
+        cst.Arg(saved, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(new_path),
+    ])
+    site.edit(rule, new, detail=f"torch.save -> mindspore.save_checkpoint({site.code(saved)}, "
+              f"{site.code(new_path)})")
+    return new
+
+
+def _saved_object(site, original):
+    """(what save_checkpoint gets, rule) for ``X.state_dict()`` of a module/optimizer or a
+    dict literal of tensors; (None, None) otherwise."""
+    if (isinstance(original, cst.Call) and isinstance(original.func, cst.Attribute)
+            and original.func.attr.value == "state_dict" and not original.args):
+        kind = site.kind_of(original.func.value) or ""
+        if kind.startswith("module") or kind == "optimizer":
+            site.discard(original)  # parameters_dict() (CEL006/CKP003) is replaced
+            return site.updated_of(original.func.value), "CKP003" if kind == "optimizer" else "CKP001"
+    if isinstance(original, cst.Dict) and original.elements and all(
+            isinstance(e, cst.DictElement) and isinstance(site.literal(e.key, None), str)
+            and site.kind_of(e.value) == "tensor" for e in original.elements):
+        items = ", ".join(
+            f'{{"name": {site.code(e.key).strip()}, "data": {site.code(site.updated_of(e.value)).strip()}}}'
+            for e in original.elements)
+        return site.parse(f"[{items}]"), "CKP001"
+    return None, None
+
+
+api("torch.save", "mindspore.save_checkpoint", rule="CKP001",
+    sig=("obj", "f", "pickle_module", "pickle_protocol", "_use_new_zipfile_serialization"),
+    handler=_save, returns=None)
+
+
+# ----------------------------------------------------------------------------- torch.load
+
+
+_LOAD_DROPPED = {"map_location", "weights_only", "mmap"}
+
+
+def _load(site):
+    bound = site.bound()
+    if bound is None:
+        site.finding("GEN003", "arguments passed with * or ** cannot be checked for torch.load",
+                     comment="*args/**kwargs not checked")
+        return None
+    path = None
+    for name, arg, _ in bound:
+        if name == "f":
+            path = arg
+        elif name not in _LOAD_DROPPED:
+            site.finding("CKP002", f"{name}= has no counterpart in load_checkpoint",
+                         comment=f"{name}= not ported")
+            return None
+    if path is None:
+        return None
+    new_path = _ckpt_path(site, path, loading=True)
+    if new_path is None:
+        return None
+    new = cst.Call(func=site.ref("mindspore.load_checkpoint"), args=[cst.Arg(new_path)])
+    dropped = [n for n, _, _ in bound if n in _LOAD_DROPPED]
+    site.edit("CKP002", new, detail="torch.load -> mindspore.load_checkpoint"
+              + (f"; dropped {', '.join(dropped)}=" if dropped else ""))
+    return new
+
+
+api("torch.load", "mindspore.load_checkpoint", rule="CKP002",
+    sig=("f", "map_location", "pickle_module", "weights_only", "mmap"),
+    handler=_load, returns=None)
+
+
+# ----------------------------------------------------------------------------- optimizer
+
+
+def _load_optimizer_state(site):
+    bound = site.bound()
+    if not bound or len(bound) != 1 or bound[0][0] != "state_dict":
+        site.finding("CKP003", "optimizer.load_state_dict takes exactly the state dict",
+                     comment="load_state_dict arguments not ported")
+        return None
+    new = cst.Call(func=site.ref("mindspore.load_param_into_net"), args=[
+        cst.Arg(site.receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(bound[0][1].value),
+    ])
+    site.edit("CKP003", new, detail=".load_state_dict(sd) -> mindspore.load_param_into_net(optimizer, sd)")
+    return new
+
+
+method("state_dict", "CKP003", receiver="optimizer", target="parameters_dict", returns=None,
+       detail="optimizer.state_dict() -> optimizer.parameters_dict()")
+method("load_state_dict", "CKP003", receiver="optimizer", handler=_load_optimizer_state,
+       sig=("state_dict",), returns=None)

@@ -1,0 +1,194 @@
+"""Gradient-mode switches: ``torch.no_grad()``, ``torch.enable_grad()``,
+``torch.inference_mode()`` and ``torch.set_grad_enabled(...)`` have nothing to switch in
+MindSpore, whose forward passes record no graph; they are unwrapped or removed.
+
+The call handlers log the edit (and flag uses they cannot see through); the statement
+hooks do the structural part: a ``with`` block's body moves into the parent block, a
+decorator or a statement call disappears."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msmagic.engine.core import STATEMENT_HOOKS
+from msmagic.engine.spec import api
+from msmagic.rules.registry import register
+
+GROUP = "Autograd and training"
+SEED = "seeds/002 Automatic Differentiation"
+GRAD_MODES = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
+
+register(
+    "NGR001",
+    "with torch.no_grad() and the other grad-mode switches are unwrapped",
+    group=GROUP,
+    why="""
+        PyTorch records every operation on tensors that require gradients while the forward
+        pass runs, so evaluation code switches recording off with ``torch.no_grad()`` (or
+        ``inference_mode``/``set_grad_enabled(False)``) to save memory and keep results
+        detached. MindSpore records nothing during an ordinary call: gradients exist only
+        where a function is differentiated explicitly with ``mindspore.grad`` or
+        ``value_and_grad``. The context manager therefore has no counterpart and its body
+        runs unchanged, so the port removes the ``with`` line and moves the body into the
+        enclosing block. ``torch.enable_grad()`` and ``set_grad_enabled(True)`` are
+        unwrapped for the same reason. Other context managers in the same ``with`` stay.
+    """,
+    seed=SEED + " (forward functions record no graph)",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.no_grad)",
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 3)
+        x = torch.ones(5, 4)
+        with torch.no_grad():
+            logits = model(x)
+            pred = logits.argmax(1)
+    """,
+)
+
+register(
+    "NGR002",
+    "@torch.no_grad() decorators are removed",
+    group=GROUP,
+    why="""
+        Decorating an evaluation or prediction function with ``@torch.no_grad()`` (or
+        ``@torch.inference_mode()``) stops PyTorch from recording the autograd graph while the
+        function runs. MindSpore functions never record a graph unless they are wrapped by
+        ``mindspore.grad``/``value_and_grad``, so the decorator has nothing to do and is
+        removed; the function body is ported as usual. A function that is itself meant to be
+        differentiated later needs no decorator in either framework. Only the called form
+        ``@torch.no_grad()`` is recognised; write the parentheses if you use the bare form.
+    """,
+    seed=SEED + " (forward functions record no graph)",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.no_grad)",
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 3)
+
+        @torch.no_grad()
+        def predict(x):
+            return model(x).argmax(1)
+
+        pred = predict(torch.ones(5, 4))
+    """,
+)
+
+register(
+    "NGR003",
+    "torch.set_grad_enabled(...) as a statement is removed",
+    group=GROUP,
+    why="""
+        ``torch.set_grad_enabled(False)`` called on its own switches autograd recording off
+        for the rest of the thread, typically before an evaluation section. MindSpore has no
+        global recording switch because nothing is recorded outside a function given to
+        ``mindspore.grad``/``value_and_grad``, so the statement is removed (an empty block
+        keeps a ``pass``). The computation that follows is unchanged; if the PyTorch code
+        later relies on gradients being switched back on, the training step is ported by the
+        training rules (TRN*) and needs no switch either.
+    """,
+    seed=SEED + " (forward functions record no graph)",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.set_grad_enabled)",
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(4, 3)
+        torch.set_grad_enabled(False)
+        y = model(torch.ones(2, 4))
+        torch.set_grad_enabled(True)
+    """,
+)
+
+
+# ----------------------------------------------------------------------------- calls
+
+
+def _grad_mode(site):
+    holder = site.t._holders[-1] if site.t._holders else None
+    call = site.original
+    if isinstance(holder, cst.With) and any(item.item is call for item in holder.items):
+        site.edit("NGR001", None, detail=f"with {site.api}(...): unwrapped")
+        return site.updated
+    if isinstance(holder, cst.FunctionDef) and any(d.decorator is call for d in holder.decorators):
+        site.edit("NGR002", None, detail=f"@{site.api}(...) removed")
+        return site.updated
+    if site.api == "torch.set_grad_enabled" and site.is_statement:
+        site.edit("NGR003", None, detail="torch.set_grad_enabled(...) removed")
+        return site.updated
+    site.finding(
+        "NGR001",
+        f"{site.api}() is used as a value here; MindSpore has no gradient-recording mode to "
+        "switch, so remove it (or use contextlib.nullcontext()) where it is entered",
+        comment=f"{site.api}() has no MindSpore counterpart; remove it",
+    )
+    return None
+
+
+for _qual in GRAD_MODES:
+    api(_qual, rule="NGR001", handler=_grad_mode)
+
+
+# ----------------------------------------------------------------------------- statements
+
+
+def _is_grad_mode(t, node) -> bool:
+    return isinstance(node, cst.Call) and t.resolve(node.func) in GRAD_MODES
+
+
+def _unwrap_with(t, original: cst.With, updated):
+    if not isinstance(updated, cst.With) or original.asynchronous is not None:
+        return updated
+    keep = [u for o, u in zip(original.items, updated.items) if not _is_grad_mode(t, o.item)]
+    if len(keep) == len(updated.items):
+        return updated
+    if keep:  # other context managers stay
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(items=keep, lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+    body = updated.body
+    lead = list(updated.leading_lines)
+    if isinstance(body, cst.SimpleStatementSuite):
+        stmts = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
+    else:
+        stmts = list(body.body)
+        if body.header.comment is not None:  # a comment on the `with` line
+            lead.append(cst.EmptyLine(comment=body.header.comment))
+    stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
+    return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
+
+
+def _drop_decorators(t, original: cst.FunctionDef, updated):
+    if not isinstance(updated, cst.FunctionDef):
+        return updated
+    keep = [u for o, u in zip(original.decorators, updated.decorators) if not _is_grad_mode(t, o.decorator)]
+    if len(keep) == len(updated.decorators):
+        return updated
+    lead = list(updated.leading_lines)
+    if not keep:  # the decorator's own leading lines (comments) stay with the function
+        lead += list(updated.decorators[0].leading_lines)
+    elif len(keep) < len(updated.decorators):
+        keep[0] = keep[0].with_changes(leading_lines=updated.decorators[0].leading_lines)
+    return updated.with_changes(decorators=keep, leading_lines=lead)
+
+
+def _drop_switch(t, original: cst.SimpleStatementLine, updated):
+    if not (
+        len(original.body) == 1
+        and isinstance(original.body[0], cst.Expr)
+        and _is_grad_mode(t, original.body[0].value)
+        and t.resolve(original.body[0].value.func) == "torch.set_grad_enabled"
+    ):
+        return updated
+    before, after = t.siblings()
+    if before or after:
+        if t._depth == 0:  # blank lines and comments above it stay
+            t._orphan_lines.extend(updated.leading_lines)
+        return cst.RemovalSentinel.REMOVE
+    return updated.with_changes(body=[cst.Pass()])
+
+
+STATEMENT_HOOKS.setdefault(cst.With, []).append(_unwrap_with)
+STATEMENT_HOOKS.setdefault(cst.FunctionDef, []).append(_drop_decorators)
+STATEMENT_HOOKS.setdefault(cst.SimpleStatementLine, []).append(_drop_switch)

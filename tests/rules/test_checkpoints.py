@@ -1,0 +1,148 @@
+"""Checkpoints: the cell saves to and loads from files under the test's tmp_path (bound
+as ``path`` on both sides); after the round trip the loaded model has the saved
+parameters and computes the same outputs as PyTorch's (rtol 1e-5, atol 1e-6)."""
+
+import ast
+
+import numpy as np
+
+import msmagic
+from msmagic.lockstep import run_pair
+from tests.rules.support import findings, rules, src
+
+HEAD = "import torch\nimport torch.nn as nn\n"
+
+
+def _pair(body, path, **kw):
+    """``path`` on each side lies in its own folder: the two sides run statement by
+    statement in turn and must not overwrite each other's file."""
+    sides = {}
+    for side in ("torch", "ms"):
+        (path.parent / side).mkdir(exist_ok=True)
+        sides[side] = {"path": str(path.parent / side / path.name)}
+    run = run_pair(HEAD + src(body), torch_ns=sides["torch"], ms_ns=sides["ms"], **kw)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    ast.parse(run.port.code)
+    return run
+
+
+def _same_params(ms_a, ms_b):
+    a, b = dict(ms_a.parameters_and_names()), dict(ms_b.parameters_and_names())
+    assert a.keys() == b.keys()
+    return all(np.array_equal(a[k].asnumpy(), b[k].asnumpy()) for k in a)
+
+
+def test_save_load_round_trip_linear(tmp_path):
+    run = _pair("""
+        src = nn.Linear(4, 3)
+        torch.save(src.state_dict(), path)
+        dst = nn.Linear(4, 3)
+        before = dst(torch.ones(2, 4))
+        dst.load_state_dict(torch.load(path))
+        out = dst(torch.ones(2, 4))
+    """, tmp_path / "model.pt")
+    assert run.agree("out", "dst.weight", "dst.bias", "before"), run.explain()
+    assert _same_params(run.ms_ns["src"], run.ms_ns["dst"])
+    assert not np.allclose(run.torch_ns["before"].detach().numpy(), run.torch_ns["out"].detach().numpy())
+    code = run.port.code
+    assert "mindspore.save_checkpoint(src, path)" in code
+    assert "mindspore.load_param_into_net(dst, mindspore.load_checkpoint(path if path.endswith('.ckpt') " \
+           "else path + '.ckpt'), strict_load=True)" in code
+    assert {"CKP001", "CKP002", "CEL006"} <= rules(run)
+    assert (tmp_path / "ms" / "model.pt.ckpt").exists()  # MindSpore's own suffix
+
+
+def test_round_trip_with_batchnorm_two_step_load(tmp_path):
+    # running statistics are saved as moving_mean/moving_variance and restored
+    run = _pair("""
+        net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        x = torch.arange(15.).reshape(5, 3) / 7
+        y_train = net(x)
+        torch.save(net.state_dict(), path)
+        fresh = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        result = fresh.load_state_dict(state, strict=False)
+        fresh.eval()
+        y_eval = fresh(x)
+        mean = fresh[1].running_mean
+    """, tmp_path / "bn.ckpt", atol=1e-5)  # BatchNorm outputs are O(1)
+    assert run.agree("y_train", "y_eval", "mean"), run.explain()
+    assert _same_params(run.ms_ns["net"], run.ms_ns["fresh"])
+    assert not np.allclose(run.torch_ns["mean"].numpy(), 0)
+    assert "mindspore.load_checkpoint(path if" in run.port.code  # a variable: suffix at run time
+    assert "map_location" not in run.port.code and "weights_only" not in run.port.code
+
+
+def test_literal_file_name_gets_the_suffix(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = _pair("""
+        a = nn.Linear(2, 2)
+        torch.save(a.state_dict(), "weights.pth")
+        b = nn.Linear(2, 2)
+        b.load_state_dict(torch.load("weights.pth"))
+        kept = nn.Linear(2, 2)
+        torch.save(kept.state_dict(), "kept.ckpt")
+    """, tmp_path / "unused")
+    assert run.agree("b.weight", "b.bias"), run.explain()
+    code = run.port.code
+    assert "mindspore.save_checkpoint(a, 'weights.pth.ckpt')" in code
+    assert "mindspore.load_checkpoint('weights.pth.ckpt')" in code
+    assert 'mindspore.save_checkpoint(kept, "kept.ckpt")' in code  # already .ckpt: unchanged
+    assert (tmp_path / "weights.pth.ckpt").exists() and (tmp_path / "kept.ckpt").exists()
+
+
+def test_dict_of_tensors(tmp_path):
+    run = _pair("""
+        w = torch.arange(6.).reshape(2, 3)
+        b = torch.ones(3)
+        torch.save({"w": w, "b": b}, path)
+        w2 = torch.load(path)["w"]
+    """, tmp_path / "tensors.pt")
+    assert run.agree("w2"), run.explain()
+    assert 'mindspore.save_checkpoint([{"name": "w", "data": w}, {"name": "b", "data": b}], path)' \
+        in run.port.code
+
+
+def test_optimizer_state_round_trip(tmp_path):
+    run = _pair("""
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        torch.save(optimizer.state_dict(), path)
+        sd = optimizer.state_dict()
+        restored = torch.optim.Adam(model.parameters(), lr=0.5)
+        restored.load_state_dict(torch.load(path))
+        lr = restored.param_groups[0]["lr"]
+    """, tmp_path / "opt.pt")
+    assert run.agree("lr"), run.explain()
+    assert abs(run.torch_ns["lr"] - 0.01) < 1e-9
+    code = run.port.code
+    assert "mindspore.save_checkpoint(optimizer, path)" in code
+    assert "sd = optimizer.parameters_dict()" in code
+    assert "mindspore.load_param_into_net(restored, mindspore.load_checkpoint(" in code
+    assert "CKP003" in rules(run)
+    ms_sd = run.ms_ns["sd"]
+    assert {"learning_rate", "global_step"} <= set(ms_sd)  # the optimizer's state Parameters
+
+
+def _flagged(body, rule):
+    res = msmagic.port(HEAD + src(body))
+    assert rule in {f.rule_id for f in res.unsupported}, res.unsupported
+    assert f"# msmagic: {rule}" in res.code
+    ast.parse(res.code)
+    return res
+
+
+def test_arbitrary_objects_and_options_are_flagged():
+    res = _flagged("model = nn.Linear(2, 2)\ntorch.save(model, 'm.pt')\n", "CKP001")
+    assert "torch.save(model, 'm.pt')" in res.code  # left as PyTorch
+    _flagged("w = torch.ones(2)\ntorch.save({'w': w, 'epoch': 3}, 'm.pt')\n", "CKP001")
+    _flagged("import pickle\nsd = torch.load('m.pt', pickle_module=pickle)\n", "CKP002")
+    _flagged("sd = torch.load(make_path())\n", "CKP002")
+
+
+def test_port_is_idempotent(tmp_path):
+    res = msmagic.port(HEAD + "m = nn.Linear(2, 2)\ntorch.save(m.state_dict(), path)\n"
+                       "m.load_state_dict(torch.load(path))\n")
+    again = msmagic.port(res.code)
+    assert again.code == res.code and not again.edits
+    assert not findings(type("R", (), {"port": again})())

@@ -1,0 +1,268 @@
+"""Training steps (TRN*): each PyTorch loop and its port run on CPU with the same initial
+weights (run_pair copies them); the per-step losses and the final weights must agree
+(rtol 1e-4), and the rewrite itself is checked in the ported code."""
+
+import ast
+
+import mindspore as ms
+import numpy as np
+import torch
+
+import msmagic
+from msmagic.lockstep import ms_name_for, run_pair, to_numpy
+from tests.rules.support import findings, rules, src
+
+RTOL, ATOL = 1e-4, 1e-5
+
+REGRESSION = src("""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+    X = torch.randn(16, 3)
+    y = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.3
+    model = nn.Linear(3, 1)
+    loss_fn = nn.MSELoss()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    losses = []
+    model.train()
+    for step in range(6):
+        optimizer.zero_grad()
+        pred = model(X)
+        loss = loss_fn(pred, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+""")
+
+
+def _run(source, **kw):
+    run = run_pair(source, rtol=RTOL, atol=ATOL, **kw)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    return run
+
+
+def _weights(run, name="model"):
+    """(torch, MindSpore) arrays of every parameter of module ``name`` after the cell."""
+    tmod, cell = run.torch_ns[name], run.ms_ns[name]
+    ms_params = {p.name: p for p in cell.get_parameters()}
+    out = {}
+    for n, p in tmod.named_parameters():
+        m = ms_params[ms_name_for(tmod, n)].asnumpy().reshape(tuple(p.shape))
+        out[n] = (to_numpy(p), m)
+    return out
+
+
+def _assert_trained_alike(run, *names, model="model"):
+    assert run.agree(*names), run.explain()
+    for n, (t, m) in _weights(run, model).items():
+        np.testing.assert_allclose(m, t, rtol=RTOL, atol=ATOL, err_msg=n)
+
+
+def _idempotent(run):
+    again = msmagic.port(run.port.code)
+    assert again.code == run.port.code
+
+
+def test_sgd_regression_loop_over_range():
+    run = _run(REGRESSION)
+    code = run.port.code
+    assert "grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)" in code
+    assert "    (loss, pred), grads = grad_fn()\n    optimizer(grads)\n" in code
+    assert "zero_grad" not in code and "backward" not in code and ".step()" not in code
+    assert code.index("def forward_fn") < code.index("for step in range(6):")
+    assert "TRN001" in rules(run) and "MOD002" in rules(run)  # model.train() before the loop
+    assert len(run.ms_ns["losses"]) == 6
+    _assert_trained_alike(run, "losses", "loss", "pred")
+    assert run.torch_ns["losses"][-1] < run.torch_ns["losses"][0]  # it trained
+    _idempotent(run)
+
+
+def test_other_orders_and_no_aux():
+    """zero_grad after the step; loss computed in one expression: no aux -> has_aux off."""
+    source = REGRESSION.replace(
+        "    optimizer.zero_grad()\n    pred = model(X)\n    loss = loss_fn(pred, y)\n    loss.backward()\n"
+        "    optimizer.step()\n",
+        "    loss = loss_fn(model(X), y)\n    loss.backward()\n    optimizer.step()\n    optimizer.zero_grad()\n")
+    run = _run(source)
+    assert "grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters)\n" in run.port.code
+    assert "    loss, grads = grad_fn()\n" in run.port.code
+    _assert_trained_alike(run, "losses")
+
+
+CLASSIFIER = src("""
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(1)
+    X = torch.randn(24, 4)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    criterion = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    batches = [(X[i:i + 8], Y[i:i + 8]) for i in range(0, 24, 8)]
+    history = []
+    accuracy = []
+    model.train()
+    for epoch in range(3):
+        correct = 0
+        for xb, yb in batches:
+            optimizer.zero_grad()
+            logits = model(xb)
+            loss = criterion(logits, yb)
+            loss.backward()
+            optimizer.step()
+            history.append(loss.item())
+            correct += (logits.argmax(1) == yb).sum().item()
+        accuracy.append(correct / 24)
+""")
+
+
+def test_adam_classifier_nested_loops_with_aux_predictions():
+    """Adam + CrossEntropyLoss over a Python list of batches inside an epoch loop; the
+    logits are an aux output and feed the accuracy after the step. FUN015: MindSpore's
+    CrossEntropyLoss needs int32 labels, so the MindSpore side gets the same labels as
+    int32 (what the FUN015 finding tells the user to do)."""
+    labels = np.random.default_rng(0).integers(0, 3, 24)
+    run = _run(CLASSIFIER, torch_ns={"__name__": "t", "Y": torch.tensor(labels)},
+               ms_ns={"__name__": "m", "Y": ms.Tensor(labels.astype(np.int32))})
+    code = run.port.code
+    assert "FUN015" in findings(run)
+    assert "def forward_fn(xb, yb):" in code
+    assert "        (loss, logits), grads = grad_fn(xb, yb)\n        optimizer(grads)\n" in code
+    # defined once, before the outer loop
+    assert code.index("grad_fn = mindspore.value_and_grad") < code.index("for epoch in range(3):")
+    _assert_trained_alike(run, "history", "accuracy")
+    assert len(run.ms_ns["history"]) == 9
+    _idempotent(run)
+
+
+def test_training_step_in_a_function():
+    source = REGRESSION.replace(
+        "for step in range(6):\n    optimizer.zero_grad()\n    pred = model(X)\n    loss = loss_fn(pred, y)\n"
+        "    loss.backward()\n    optimizer.step()\n    losses.append(loss.item())\n",
+        "def train_step(xb, yb):\n    optimizer.zero_grad()\n    loss = loss_fn(model(xb), yb)\n"
+        "    loss.backward()\n    optimizer.step()\n    return loss.item()\n\n"
+        "for step in range(4):\n    losses.append(train_step(X, y))\n")
+    run = _run(source)
+    assert "def forward_fn(xb, yb):" in run.port.code
+    assert "    loss, grads = grad_fn(xb, yb)\n" in run.port.code
+    _assert_trained_alike(run, "losses")
+
+
+def test_frozen_parameter_stays_unchanged():
+    source = REGRESSION.replace("loss_fn = nn.MSELoss()\n", "loss_fn = nn.MSELoss()\nmodel.bias.requires_grad = False\n")
+    run = _run(source)
+    _assert_trained_alike(run, "losses")
+    t_bias, m_bias = _weights(run)["bias"]
+    assert (t_bias == m_bias).all()
+    # the initial bias (copied to MindSpore when the model was bound) did not move
+    run2 = _run(source.split("losses = []")[0])
+    np.testing.assert_array_equal(_weights(run2)["bias"][1], m_bias)
+    assert len(run.ms_ns["optimizer"].parameters) == 1
+
+
+def test_clip_grad_norm_matches_ops_clip_by_global_norm():
+    source = REGRESSION.replace("y = X @", "y = 20.0 * X @").replace(
+        "    loss.backward()\n", "    loss.backward()\n    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)\n")
+    run = _run(source)
+    assert "    grads = mindspore.ops.clip_by_global_norm(grads, 0.5)\n    optimizer(grads)\n" in run.port.code
+    assert "TRN002" in rules(run)
+    _assert_trained_alike(run, "losses")
+    # clipping was active: without it the weights end elsewhere
+    plain = _run(source.replace("    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)\n", ""))
+    assert not np.allclose(_weights(plain)["weight"][0], _weights(run)["weight"][0], rtol=1e-2)
+
+
+def test_clip_grad_value():
+    source = ("from torch.nn.utils import clip_grad_value_\n" + REGRESSION).replace("y = X @", "y = 20.0 * X @").replace(
+        "    loss.backward()\n", "    loss.backward()\n    clip_grad_value_(model.parameters(), 0.3)\n")
+    run = _run(source)
+    assert "grads = mindspore.ops.clip_by_value(grads, -(0.3), 0.3)" in run.port.code
+    _assert_trained_alike(run, "losses")
+
+
+def test_two_backward_calls_are_the_gradient_of_the_sum():
+    two = src("""
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        X = torch.linspace(-1, 1, 12).reshape(6, 2)
+        model = nn.Linear(2, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        l1s, l2s = [], []
+        for step in range(4):
+            optimizer.zero_grad()
+            out = model(X)
+            loss1 = out.pow(2).mean()
+            loss2 = (out - 1.0).abs().mean()
+            loss1.backward(retain_graph=True)
+            loss2.backward()
+            optimizer.step()
+            l1s.append(loss1.item())
+            l2s.append(loss2.item())
+    """)
+    run = _run(two)
+    assert "return loss1 + loss2, loss1, loss2, out" in run.port.code
+    assert "(_, loss1, loss2, out), grads = grad_fn()" in run.port.code
+    assert "TRN003" in rules(run) and "retain_graph" not in run.port.code
+    _assert_trained_alike(run, "l1s", "l2s")
+    summed = _run(two.replace("    loss1.backward(retain_graph=True)\n    loss2.backward()\n",
+                              "    (loss1 + loss2).backward()\n"))
+    np.testing.assert_allclose(_weights(summed)["weight"][0], _weights(run)["weight"][0], rtol=1e-6)
+    assert "    _, grads = grad_fn()\n" not in summed.port.code  # aux: loss1, loss2, out
+
+
+def _flagged(source, line):
+    out = msmagic.port(source)
+    ast.parse(out.code)
+    hits = [f for f in out.unsupported if f.rule_id == "TRN004"]
+    assert hits and hits[0].line == line, out.unsupported
+    assert "# msmagic: TRN004" in out.code
+    return out
+
+
+def test_gradient_accumulation_is_flagged():
+    source = src("""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        X = torch.ones(4, 2)
+        for i in range(4):
+            loss = model(X).mean() / 2
+            loss.backward()
+            if i % 2 == 1:
+                optimizer.step()
+                optimizer.zero_grad()
+    """)
+    out = _flagged(source, 9)
+    assert "optimizer.step()" in out.code  # left as it was, visibly
+    assert "value_and_grad" not in out.code
+
+
+def test_missing_zero_grad_and_top_level_step_are_flagged():
+    body = REGRESSION.replace("    optimizer.zero_grad()\n", "")
+    out = _flagged(body, 15)
+    assert "accumulate" in [f for f in out.unsupported if f.rule_id == "TRN004"][0].reason
+    top = src("""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        loss = model(torch.ones(3, 2)).sum()
+        loss.backward()
+        optimizer.step()
+    """)
+    _flagged(top, 9)
+
+
+def test_clip_with_other_norm_is_flagged():
+    source = REGRESSION.replace(
+        "    loss.backward()\n", "    loss.backward()\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, norm_type=1)\n")
+    out = msmagic.port(source)
+    assert {"TRN002", "TRN004"} <= {f.rule_id for f in out.unsupported}
+    ast.parse(out.code)
