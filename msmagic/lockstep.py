@@ -606,6 +606,8 @@ def compare_name(name, tns, mns, rtol, atol, statement) -> list[Row]:
     if _is_torch_module(tv) or _is_cell(mv):
         if _is_torch_module(tv) and _is_cell(mv):
             return compare_module(name, tv, mv, rtol, atol, statement)
+        if _is_torch_module(tv) and next(_torch_state(tv), None) is None:
+            return []  # a stateless layer (a loss, an activation): nothing to compare
         return [Row(name, NOT_COMPARABLE, statement=statement, note="module on one side only")]
     if not (_comparable(tv) or _comparable(mv)):
         return []

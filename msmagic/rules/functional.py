@@ -377,20 +377,27 @@ register(
 
 register(
     "FUN015",
-    "nn.CrossEntropyLoss needs int32 class labels in MindSpore",
+    "nn.CrossEntropyLoss becomes a partial of ops.cross_entropy",
     group=GROUP,
     why="""
-        ``nn.CrossEntropyLoss`` has the same ``weight``, ``ignore_index``, ``reduction`` and
-        ``label_smoothing`` in both frameworks and the same values, but MindSpore's Cell
-        checks that class-index labels are int32 and raises for the int64 labels PyTorch
-        requires. Probability targets (float, same shape as the logits) work unchanged.
-        The layer is ported and flagged: cast class labels with
-        ``labels.astype(mindspore.int32)`` where the loss is called, or call
-        ``ops.cross_entropy``, which accepts int64.
+        ``torch.nn.CrossEntropyLoss`` and MindSpore's loss take the same ``weight``,
+        ``ignore_index``, ``reduction`` and ``label_smoothing`` and compute the same
+        values. But MindSpore's ``nn.CrossEntropyLoss`` Cell raises for int64 class
+        labels, and int64 is the dtype PyTorch requires and datasets deliver.
+        ``ops.cross_entropy`` accepts int64 labels (and probability targets) with the same
+        parameters. So the layer becomes
+        ``functools.partial(mindspore.ops.cross_entropy, ...)``, a callable used exactly
+        like the layer: ``criterion(logits, labels)``. It is not a Cell: code that puts the
+        loss inside a ``SequentialCell`` or calls Cell methods on it needs the MindSpore
+        layer and int32 labels instead.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/CrossEntropyLoss.md",
-    installed_note="Verified on 2.10: nn.CrossEntropyLoss()(logits, int64 labels) raises \"labels should be Int32\".",
+    installed_note="""
+        Verified on 2.10: nn.CrossEntropyLoss()(logits, int64 labels) raises "labels should
+        be Int32"; ops.cross_entropy gives PyTorch's values for int64 labels and for
+        probability targets.
+    """,
     example="""
         import torch
         import torch.nn as nn
@@ -778,18 +785,20 @@ for _cls, (_sig, _ms_sig) in _MODULE_LOSSES.items():
 
 
 def _ce_module(site):
-    new = site.apply(func=site.ref("mindspore.nn.CrossEntropyLoss"))
-    site.edit("FUN015", new, detail=site.describe("torch.nn.CrossEntropyLoss -> mindspore.nn.CrossEntropyLoss"))
-    site.finding("FUN015", "MindSpore's CrossEntropyLoss raises for int64 class labels: cast them with "
-                 ".astype(mindspore.int32) where the loss is called (probability targets are fine)",
-                 comment="class labels must be int32 here")
+    functools = site.require_import("functools")
+    call = site.apply(func=site.parse(f"{functools}.partial"))  # every argument by keyword
+    loss_fn = cst.Arg(site.ref("mindspore.ops.cross_entropy"),
+                      comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if call.args
+                      else cst.MaybeSentinel.DEFAULT)
+    new = call.with_changes(args=[loss_fn, *call.args])
+    site.edit("FUN015", new, detail=site.describe(
+        "torch.nn.CrossEntropyLoss -> functools.partial(mindspore.ops.cross_entropy)"))
     return new
 
 
 api("torch.nn.CrossEntropyLoss", rule="FUN015",
     sig=("weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"),
-    ms_sig=("weight", "ignore_index", "reduction", "label_smoothing"),
-    unsupported=_LOSS_UNSUPPORTED, handler=_ce_module, returns="module:torch.nn.CrossEntropyLoss")
+    ms_sig=(), unsupported=_LOSS_UNSUPPORTED, handler=_ce_module, returns="loss function")
 
 # ----------------------------------------------------------------------------- factories
 

@@ -343,15 +343,21 @@ def test_loss_layer_findings():
     flagged(HEAD + "c = nn.MSELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
 
 
-def test_cross_entropy_layer_probabilities_match_and_labels_flagged():
+def test_cross_entropy_layer_becomes_a_partial_of_the_functional_op():
     src = LOGITS + ("crit = nn.CrossEntropyLoss(label_smoothing=0.05)\nloss = crit(logits, probs)\n"
-                    "w = nn.CrossEntropyLoss(torch.tensor([1., 2., 3.]), reduction='sum')(logits, probs)\n")
-    run = check(src, "loss", "w", rule="FUN015")
-    assert [f.rule_id for f in run.port.unsupported] == ["FUN015", "FUN015"]
-    assert "class labels must be int32" in run.port.code
-    # the flagged case: int64 class labels raise in MindSpore, as the finding says
-    bad = run_pair(LOGITS + "loss = nn.CrossEntropyLoss()(logits, target)\n")
-    assert bad.torch_error is None and "Int32" in str(bad.ms_error)
+                    "w = nn.CrossEntropyLoss(torch.tensor([1., 2., 3.]), reduction='sum')(logits, probs)\n"
+                    "labelled = nn.CrossEntropyLoss(ignore_index=1)(logits, target.clamp(min=0))\n")
+    run = check(src, "loss", "w", "labelled", rule="FUN015")
+    assert run.port.unsupported == []
+    assert "crit = functools.partial(F.cross_entropy, label_smoothing=0.05)" in run.port.code  # F: mindspore.ops
+    assert "import functools" in run.port.code
+    # int64 class labels, which MindSpore's nn.CrossEntropyLoss Cell rejects, work
+    assert run.row("labelled").status == "match"
+    bad = run_pair(LOGITS + "import mindspore\nloss = mindspore.nn.CrossEntropyLoss()(logits, target)\n",
+                   ms_src=LOGITS.replace("import torch", "import mindspore\nimport torch")
+                   + "loss = mindspore.nn.CrossEntropyLoss()(mindspore.Tensor(logits.numpy()), "
+                   "mindspore.Tensor(target.clamp(min=0).numpy()))\n")
+    assert "Int32" in str(bad.ms_error)  # why the Cell is not the target
 
 
 def test_clone_becomes_copy():
