@@ -20,6 +20,8 @@ lazily, never by ``%load_ext`` or ``%%ms_port``.
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import math
 import signal
 import threading
@@ -79,6 +81,8 @@ class PairRun:
     steps: list = field(default_factory=list)
     #: the value of the cell's last expression on the PyTorch side
     value: Any = None
+    #: what the MindSpore side printed
+    ms_stdout: Any = field(default_factory=io.StringIO)
 
     @property
     def error_statement(self) -> Optional[int]:
@@ -440,8 +444,11 @@ def _run_side(code: str, ns: dict, filename: str, run: PairRun, side: str, budge
               want_value: bool):
     left = budget[side]
     t0 = time.perf_counter()
+    # the PyTorch side prints like the plain cell; what the MindSpore side prints is kept
+    # for the report instead of appearing twice in the notebook
+    out = contextlib.redirect_stdout(run.ms_stdout) if side == "mindspore" else contextlib.nullcontext()
     try:
-        with _alarm(left):
+        with _alarm(left), out:
             if want_value:
                 tree = ast.parse(code)
                 *head, last = tree.body

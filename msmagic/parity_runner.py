@@ -163,6 +163,11 @@ def parity(
         report.torch_error = _statement_error("PyTorch", run.torch_error, steps[run.torch_error_statement], names[0])
     if run.ms_error is not None:
         report.ms_error = _statement_error("MindSpore", run.ms_error, steps[run.ms_error_statement], names[1])
+    printed = run.ms_stdout.getvalue().rstrip()
+    if printed:
+        lines = printed.splitlines()
+        shown = "\n".join(lines[:20]) + (f"\n... ({len(lines) - 20} more lines)" if len(lines) > 20 else "")
+        report.notes.append(f"The MindSpore side printed:\n{shown}")
     if run.timed_out:
         report.notes.append(f"The {run.timed_out} side ran past --timeout {timeout:g} s and was stopped.")
     if run.interrupted:

@@ -295,3 +295,9 @@ def test_a_random_draw_of_another_dtype_is_reported():
     row = report.row("noise")
     assert row.status == DIFFERS and "another shape or dtype" in row.note
     assert not report.ok
+
+
+def test_mindspore_side_output_goes_to_the_report(capsys):
+    report = run("import torch\nx = torch.ones(2)\nprint('total', float(x.sum()))\n")
+    assert capsys.readouterr().out.count("total 2.0") == 1  # printed once, by PyTorch
+    assert any("The MindSpore side printed:\ntotal 2.0" in n for n in report.notes)

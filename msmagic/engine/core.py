@@ -74,6 +74,9 @@ def port(source: str, *, session: Optional[PortSession] = None, **options: Any) 
     )
     session.mindspore_names.update(engine.out_names)
     session.module_classes.update(engine.module_classes)
+    session.kinds.update(engine.module_kinds)
+    session.definitions.update(_top_level_calls(module))
+    session.class_infos.update(engine.class_infos)
     return out
 
 
@@ -153,7 +156,9 @@ class _Engine:
         self.kept_torch_locals: set[str] = set()
         #: input local name -> the local its import binds after the port (torch -> mindspore)
         self.renamed: dict[str, str] = {}
-        self.class_infos: dict[str, _ClassInfo] = {}
+        self.class_infos: dict[str, _ClassInfo] = dict(session.class_infos)
+        #: kinds of the cell's top-level names after the port (for the session)
+        self.module_kinds: dict[str, Optional[str]] = {}
 
     # ---------------------------------------------------------------- running
     def run(self) -> PortResult:
@@ -162,6 +167,7 @@ class _Engine:
         self._plan_imports()
         transformer = PortTransformer(self)
         new_module = self.module.visit(transformer)
+        self.module_kinds = transformer.scopes[0]
         new_module = self._insert_imports(new_module)
         return self._finish(new_module, transformer)
 
@@ -396,6 +402,19 @@ def _import_insertion_index(body: list) -> int:
     return at
 
 
+def _top_level_calls(module: cst.Module) -> dict:
+    """name -> the call of a top-level ``name = call(...)`` statement (original node)."""
+    out = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and isinstance(small.targets[0].target, cst.Name)
+                        and isinstance(small.value, cst.Call)):
+                    out[small.targets[0].target.value] = small.value
+    return out
+
+
 def _top_level_rebinds(module: cst.Module) -> set[str]:
     names: set[str] = set()
     for stmt in module.body:
@@ -531,7 +550,7 @@ class PortTransformer(cst.CSTTransformer):
         self._skip: set[int] = set()  # nodes handled by a parent (call funcs, chains)
         self._non_load: set[int] = set()
         self._shadow: list[set[str]] = []
-        self.scopes: list[dict[str, str]] = [{}]
+        self.scopes: list[dict[str, str]] = [dict(engine.session.kinds)]
         self.classes: list[_ClassInfo] = []
         self.functions: list[cst.FunctionDef] = []
         self.updated: dict[int, cst.CSTNode] = {}
@@ -1134,6 +1153,11 @@ class Site:
         """Original statements before and after the statement holding this node, in
         the innermost block (module body or indented block)."""
         return self.t.siblings()
+
+    def earlier_definition(self, name: str):
+        """The original call that bound ``name`` at the top level of an earlier ported
+        cell of this session (``scheduler = StepLR(opt, ...)``), or None."""
+        return self.t.e.session.definitions.get(name)
 
     @property
     def statement(self):

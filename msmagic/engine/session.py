@@ -24,6 +24,14 @@ class PortSession:
         self.mindspore_names: dict[str, str] = {}
         #: user classes (by name) known to be torch.nn.Module subclasses
         self.module_classes: set[str] = set()
+        #: what earlier ported cells bound at top level: name -> kind ("tensor",
+        #: "module:Net", "optimizer", ...), so a later cell's ``model.eval()`` or
+        #: ``scheduler.step()`` is typed like it would be in one cell
+        self.kinds: dict = {}
+        #: name -> the original call that last bound it (``scheduler = StepLR(opt, ...)``)
+        self.definitions: dict = {}
+        #: user Module classes -> their attribute kinds
+        self.class_infos: dict = {}
 
     def learn(self, source: str) -> None:
         """Record the imports of a cell the user ran (tolerant of any input)."""

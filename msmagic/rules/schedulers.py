@@ -244,6 +244,11 @@ def _construction(site, node):
                     qual = site.t.resolve(small.value.func)
                     if qual and qual.startswith(PREFIX):
                         return small.value
+    earlier = site.earlier_definition(node.value)  # built in an earlier ported cell
+    if earlier is not None:
+        qual = site.t.resolve(earlier.func)
+        if qual and qual.startswith(PREFIX):
+            return earlier
     return None
 
 
