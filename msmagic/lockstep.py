@@ -407,9 +407,17 @@ def execute(
             bad = [r for r in rows if r.status != MATCH]
             if bad:
                 run.first_divergence = (step.index, bad)
-    wanted = names if names is not None else [
-        n for n in bound_by if synced_values.get(n) != bound_by[n]
-    ]
+    if names is None:
+        wanted = [n for n in bound_by if synced_values.get(n) != bound_by[n]]
+        # modules the cell used without rebinding them (a training loop updates
+        # ``model`` in place): judged by their parameters after the cell ran
+        used = set().union(*(step.names for step in steps)) if steps else set()
+        wanted += sorted(
+            n for n in used - set(bound_by)
+            if n in tns and n in mns and _is_torch_module(tns[n]) and _is_cell(mns[n])
+        )
+    else:
+        wanted = names
     for n in wanted:
         if not n.startswith("_"):
             run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1)))

@@ -72,6 +72,7 @@ def port(source: str, *, session: Optional[PortSession] = None, **options: Any) 
         statements=result.statements,
         options={k: v for k, v in options.items() if k != "session"},
     )
+    session.learn_imports(engine.cell_imports)
     session.mindspore_names.update(engine.out_names)
     session.module_classes.update(engine.module_classes)
     session.kinds.update(engine.module_kinds)

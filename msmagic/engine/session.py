@@ -39,7 +39,11 @@ class PortSession:
             module = cst.parse_module(mask(source).text)
         except Exception:  # an unparseable earlier cell teaches nothing
             return
-        for name, qual in collect_imports(module).items():
+        self.learn_imports(collect_imports(module))
+
+    def learn_imports(self, imports: dict) -> None:
+        """Record a cell's imports (local name -> qualified name)."""
+        for name, qual in imports.items():
             if qual.split(".")[0] == "torch":
                 self.torch_names[name] = qual
             elif name in self.torch_names:
