@@ -535,9 +535,11 @@ class PortTransformer(cst.CSTTransformer):
         super().__init__()
         self.e = engine
         self.top_index = -1
-        self._depth = 0
+        self.depth = 0
         self.top_origin: dict[int, int] = {}
-        self._holders: list[cst.CSTNode] = []
+        #: original statements (lines and compound statements) enclosing the node being
+        #: ported, innermost last; ``depth`` is how many there are
+        self.holders: list[cst.CSTNode] = []
         self._orphan_lines: list = []
         self._method_calls: list[set[str]] = []
         #: enclosing blocks (module body, indented blocks), innermost last:
@@ -564,10 +566,10 @@ class PortTransformer(cst.CSTTransformer):
         if kind is cst.IndentedBlock or kind is cst.Module:
             self.blocks.append([node.body, {id(s): i for i, s in enumerate(node.body)}, -1])
         elif kind in _STATEMENTS:
-            if self._depth == 0:
+            if self.depth == 0:
                 self.top_index += 1
-            self._depth += 1
-            self._holders.append(node)
+            self.depth += 1
+            self.holders.append(node)
             block = self.blocks[-1] if self.blocks else None
             if block is not None and id(node) in block[1]:
                 block[2] = block[1][id(node)]
@@ -585,28 +587,28 @@ class PortTransformer(cst.CSTTransformer):
         elif kind is cst.IndentedBlock or kind is cst.Module:
             self.blocks.pop()
         elif kind in _STATEMENTS:
-            self._holders.pop()
-            self._depth -= 1
+            self.holders.pop()
+            self.depth -= 1
             if isinstance(result, cst.SimpleStatementLine) and not result.body:
-                if self._depth == 0:
+                if self.depth == 0:
                     self._orphan_lines.extend(result.leading_lines)
                     self._holder_records.pop(id(original), None)
                     return cst.RemovalSentinel.REMOVE
                 result = result.with_changes(body=[cst.Pass()])
-            elif isinstance(result, cst.RemovalSentinel) and self._depth > 0:
+            elif isinstance(result, cst.RemovalSentinel) and self.depth > 0:
                 result = original.with_changes(body=[cst.Pass()]) if isinstance(original, cst.SimpleStatementLine) else result
-            if self._depth == 0 and self._orphan_lines and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if self.depth == 0 and self._orphan_lines and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 result = result.with_changes(leading_lines=[*self._orphan_lines, *result.leading_lines])
                 self._orphan_lines = []
             result = self._apply_comments(original, result)
             hooks = STATEMENT_HOOKS.get(kind)
             if hooks and isinstance(result, cst.CSTNode):
-                self._holders.append(original)  # records made by hooks belong here
+                self.holders.append(original)  # records made by hooks belong here
                 for hook in hooks:
                     result = hook(self, original, result)
                     if not isinstance(result, cst.CSTNode):
                         break  # a FlattenSentinel / removal ends the chain
-                self._holders.pop()
+                self.holders.pop()
                 if id(original) in self._comments:  # findings raised by the hooks
                     if isinstance(result, cst.FlattenSentinel):
                         nodes = list(result.nodes)
@@ -621,7 +623,7 @@ class PortTransformer(cst.CSTTransformer):
             anchor = _first_node(result)
             for r in recs:
                 r.holder = anchor
-            if self._depth == 0:
+            if self.depth == 0:
                 for node in _flatten(result):
                     self.top_origin[id(node)] = self.top_index
         return result
@@ -662,15 +664,15 @@ class PortTransformer(cst.CSTTransformer):
     def record(self, rule: str, node: cst.CSTNode, new=None, *, api="", detail="", tags=()):
         r = _Record(rule, node, self.top_index, new=new, api=api, detail=detail, tags=frozenset(tags))
         self.e.records.append(r)
-        if self._holders:
-            self._holder_records.setdefault(id(self._holders[-1]), []).append(r)
+        if self.holders:
+            self._holder_records.setdefault(id(self.holders[-1]), []).append(r)
         return r
 
     def finding(self, rule: str, node: cst.CSTNode, api: str, reason: str, comment: str = ""):
         r = _Record(rule, node, self.top_index, api=api, reason=reason, finding=True)
         self.e.records.append(r)
-        if self._holders:
-            holder = self._holders[-1]
+        if self.holders:
+            holder = self.holders[-1]
             self._holder_records.setdefault(id(holder), []).append(r)
             self._comments.setdefault(id(holder), []).append(f"{rule} {comment or reason}")
         return r
@@ -853,6 +855,11 @@ class PortTransformer(cst.CSTTransformer):
         if node.keyword is not None:
             self._non_load.add(id(node.keyword))
         return True
+
+    def carry_lines(self, lines) -> None:
+        """Keep the comment/blank lines of a top-level statement a rule removes: they move
+        to the next statement (or the end of the cell)."""
+        self._orphan_lines.extend(lines)
 
     def leave_Module(self, original, updated):
         if self._orphan_lines:
@@ -1163,7 +1170,7 @@ class Site:
     @property
     def statement(self):
         """The original statement line (or compound statement) holding this node."""
-        return self.t._holders[-1] if self.t._holders else None
+        return self.t.holders[-1] if self.t.holders else None
 
     def require_import(self, module: str) -> str:
         """Make ``import <module>`` (a standard-library module the generated code uses)
@@ -1184,7 +1191,7 @@ class Site:
     @property
     def is_statement(self) -> bool:
         """The call is a whole expression statement: its value is not used."""
-        holder = self.t._holders[-1] if self.t._holders else None
+        holder = self.t.holders[-1] if self.t.holders else None
         return isinstance(holder, cst.SimpleStatementLine) and any(
             isinstance(s, cst.Expr) and s.value is self.original for s in holder.body
         )
@@ -1239,7 +1246,7 @@ class Site:
         """Have ``fn(updated line)`` return the replacement (a statement or a
         ``FlattenSentinel`` of statements) of the simple statement line holding this
         call, once that line is ported. False when the call is not in one."""
-        holder = self.t._holders[-1] if self.t._holders else None
+        holder = self.t.holders[-1] if self.t.holders else None
         if not isinstance(holder, cst.SimpleStatementLine):
             return False
         self.t._line_hooks.setdefault(id(holder), []).append(fn)

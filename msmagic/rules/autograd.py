@@ -443,7 +443,7 @@ def _port_backward(t, original, updated):
         _flag(t, original, api_name, plan.problem, comment)
         return updated
     st = _state(t)
-    loops = any(isinstance(h, (cst.For, cst.While)) for h in t._holders[:-1])
+    loops = any(isinstance(h, (cst.For, cst.While)) for h in t.holders[:-1])
     before, after = t.siblings()
     block = before + after
     for p in plan.params:
@@ -583,7 +583,7 @@ api("torch.autograd.grad", rule="GRD002", handler=_autograd_grad, returns=None)
 
 def _autograd_backward(site):
     """The statement hook ports the line; here only the call itself is accepted."""
-    found = _backward_target(site.t, site.t._holders[-1]) if site.is_statement else None
+    found = _backward_target(site.t, site.t.holders[-1]) if site.is_statement else None
     if found is None or not _plan(site.t, found[0]).params:
         site.finding(_FIND, "torch.autograd.backward is ported only as a statement on a tensor "
                      "computed from requires_grad tensors in the same block",
@@ -693,7 +693,7 @@ def differentiated_leaf(site) -> bool:
     backward in the cell asks for? (Then ``requires_grad`` is dropped, not flagged: the
     autograd rules port the differentiation.)"""
     t = site.t
-    holder = t._holders[-1] if t._holders else None
+    holder = t.holders[-1] if t.holders else None
     name = _leaf_name(t, holder) if holder is not None else None
     if name is None:
         return False

@@ -107,7 +107,7 @@ register(
 
 
 def _grad_mode(site):
-    holder = site.t._holders[-1] if site.t._holders else None
+    holder = site.t.holders[-1] if site.t.holders else None
     call = site.original
     if isinstance(holder, cst.With) and any(item.item is call for item in holder.items):
         site.edit("NGR001", None, detail=f"with {site.api}(...): unwrapped")
@@ -183,8 +183,8 @@ def _drop_switch(t, original: cst.SimpleStatementLine, updated):
         return updated
     before, after = t.siblings()
     if before or after:
-        if t._depth == 0:  # blank lines and comments above it stay
-            t._orphan_lines.extend(updated.leading_lines)
+        if t.depth == 0:  # blank lines and comments above it stay
+            t.carry_lines(updated.leading_lines)
         return cst.RemovalSentinel.REMOVE
     return updated.with_changes(body=[cst.Pass()])
 

@@ -391,7 +391,7 @@ def _training_step(t, original, updated):
         return _emit(t, original, updated, hoisted)
     # owners the definitions are hoisted before: this statement, and enclosing loops
     owners = [original]
-    for h in reversed(t._holders[:-1]):
+    for h in reversed(t.holders[:-1]):
         if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
             owners.append(h)
         else:
@@ -523,9 +523,9 @@ for _kind in (cst.For, cst.While, cst.FunctionDef):
 def _clip_call(site):
     """Clipping is rewritten by the training-step hook when it sits in a recognised step;
     anywhere else it is flagged."""
-    holder = site.t._holders[-1] if site.t._holders else None
+    holder = site.t.holders[-1] if site.t.holders else None
     before, after = site.siblings()
-    if site.is_statement and site.t.blocks and site.t._depth > 0:
+    if site.is_statement and site.t.blocks and site.t.depth > 0:
         p = _analyse(site.t, [*before, holder, *after])
         if p.backs and not p.problem and any(c is site.original for _, c in p.clips):
             args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(site.original.args)}
@@ -561,7 +561,7 @@ def _stray(t, original, updated):
     p = _analyse(t, stmts)
     if name == "step" and not _is_optimizer(t, c.func.value, set()) and not p.backs:
         return updated
-    owner = t._holders[-2] if len(t._holders) > 1 else None
+    owner = t.holders[-2] if len(t.holders) > 1 else None
     if name != "step" or isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not t.classes):
         return updated  # the loop / function hook rewrites the step or reports its problem
     reason = p.problem[1] if p.problem else "the training step is not the body of a loop or function"
