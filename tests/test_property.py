@@ -28,6 +28,12 @@ TORCH_LINES = [
     "q = torch.special.erfcx(x)",
     "w = nn.Conv2d(3, 8, 3, padding='same')",
     "if x.size(0) > 2:\n    x = x.transpose(0, 1)",
+    "for step in range(2):\n    o.zero_grad()\n    loss = m(x).sum()\n    loss.backward()\n    o.step()",
+    "with torch.no_grad():\n    y = m(x)",
+    "w = torch.tensor(1.0, requires_grad=True)\nq = w ** 2\nq.backward()\ng = w.grad",
+    "s = torch.optim.lr_scheduler.StepLR(o, step_size=1)\ns.step()",
+    "from torch.utils.data import TensorDataset, DataLoader\ndl = DataLoader(TensorDataset(x), batch_size=2)",
+    "torch.save(m.state_dict(), 'm.pt')",
 ]
 
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
