@@ -288,3 +288,9 @@ def test_syntax_error_has_line_and_column(cell, line, col):
 def test_non_string_input_is_a_type_error():
     with pytest.raises(TypeError):
         msmagic.port(b"import torch")
+
+
+def test_added_imports_go_below_a_leading_cell_magic_line():
+    res = msmagic.port("%%time\nimport torch\ny = torch.special.erfcx(torch.ones(2))\n")
+    assert res.code.splitlines()[0] == "%%time"
+    assert "import torch  # msmagic:" in res.code

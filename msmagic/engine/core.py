@@ -389,12 +389,15 @@ def _stmt_range(pos: "_Tracker", stmt: cst.CSTNode) -> tuple[int, int]:
 
 
 def _import_insertion_index(body: list) -> int:
-    """After the leading block of imports (and a docstring / __future__ import)."""
+    """After the leading block of imports (and a docstring, and IPython lines such as a
+    ``%%ms_port`` or ``%matplotlib`` line, which must stay first)."""
     at = 0
     for i, stmt in enumerate(body):
         if isinstance(stmt, cst.SimpleStatementLine) and all(
             isinstance(s, (cst.Import, cst.ImportFrom))
             or (isinstance(s, cst.Expr) and isinstance(s.value, cst.SimpleString) and i == 0)
+            or (isinstance(s, cst.Expr) and isinstance(s.value, cst.Name)
+                and s.value.value.startswith("__msmagic_ipython_"))
             for s in stmt.body
         ):
             at = i + 1
