@@ -107,6 +107,8 @@ def parity(
     names = (f"<ms_parity {run_id}: PyTorch cell>", f"<ms_parity {run_id}: MindSpore code>")
     _register_source(names[0], source)
     _register_source(names[1], against_code if against_code is not None else port_result.code)
+    if session is not None:
+        _import_earlier_modules(session, shadow)
     bridged, notes = _bridge(steps, user_ns, shadow)
     restore = _torch_default_device(device)
     try:
@@ -250,6 +252,25 @@ def _seed(seed: int) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
     mindspore.set_seed(seed)
+
+
+def _import_earlier_modules(session, shadow: dict) -> None:
+    """The port of a later cell uses the MindSpore side of imports that earlier cells
+    made (``mindspore``, ``nn``); when those cells ran plainly, not under %%ms_parity,
+    the shadow namespace never ran the imports, so make them here."""
+    import importlib
+
+    for local, qual in session.mindspore_names.items():
+        if local in shadow:
+            continue
+        try:
+            shadow[local] = importlib.import_module(qual)
+        except ImportError:
+            module, _, name = qual.rpartition(".")
+            try:
+                shadow[local] = getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError):
+                pass  # the cell itself will say what is missing
 
 
 def _bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], list[str]]:

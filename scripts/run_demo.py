@@ -65,7 +65,8 @@ _HTML_PRIORITY = [
 ]
 
 
-def _write_kernelspec(directory: Path) -> None:
+def write_kernelspec(directory: Path) -> None:
+    """Write the ``msmagic-demo`` kernelspec (this interpreter) into ``directory``."""
     spec_dir = directory / KERNEL_NAME
     spec_dir.mkdir(parents=True)
     spec = {
@@ -145,8 +146,12 @@ def _summarise(nb, name: str) -> tuple[str, int]:
     return "\n".join(out), errors
 
 
-def run_notebook(path: Path, kernel_dirs: list[str], exporter: HTMLExporter) -> int:
-    """Execute one notebook, write its outputs, print its summary; return error count."""
+def execute_notebook(path: Path, kernel_dirs: list[str]):
+    """Execute one notebook in a fresh kernel of the ``msmagic-demo`` kernelspec.
+
+    Returns ``(nb, failure, seconds)``: the executed notebook, a one-line description
+    of why execution stopped early (None if every cell ran) and the run time.
+    """
     nb = nbformat.read(path, as_version=4)
     km = KernelManager(
         kernel_name=KERNEL_NAME,
@@ -175,7 +180,12 @@ def run_notebook(path: Path, kernel_dirs: list[str], exporter: HTMLExporter) -> 
         # nbclient leaves a kernel manager it was handed running; stop the kernel here.
         if km.has_kernel:
             km.shutdown_kernel(now=True)
-    elapsed = time.monotonic() - started
+    return nb, failure, time.monotonic() - started
+
+
+def run_notebook(path: Path, kernel_dirs: list[str], exporter: HTMLExporter) -> int:
+    """Execute one notebook, write its outputs, print its summary; return error count."""
+    nb, failure, elapsed = execute_notebook(path, kernel_dirs)
 
     OUTPUT_DIR.mkdir(exist_ok=True)
     executed = OUTPUT_DIR / path.name
@@ -213,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     exporter = _html_exporter()
     failed = []
     with tempfile.TemporaryDirectory(prefix="msmagic-kernels-") as tmp:
-        _write_kernelspec(Path(tmp))
+        write_kernelspec(Path(tmp))
         for path in notebooks:
             if run_notebook(path, [tmp], exporter):
                 failed.append(path.name)

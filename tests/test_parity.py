@@ -301,3 +301,16 @@ def test_mindspore_side_output_goes_to_the_report(capsys):
     report = run("import torch\nx = torch.ones(2)\nprint('total', float(x.sum()))\n")
     assert capsys.readouterr().out.count("total 2.0") == 1  # printed once, by PyTorch
     assert any("The MindSpore side printed:\ntotal 2.0" in n for n in report.notes)
+
+
+def test_imports_from_a_plain_cell_reach_the_mindspore_side():
+    from msmagic.engine.session import PortSession
+
+    user_ns, shadow = {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    plain = "import torch\nimport torch.nn as nn\n"
+    exec(plain, user_ns)  # a cell the user ran without %%ms_parity
+    session = PortSession()
+    session.learn(plain)
+    report = run("layer = nn.Linear(3, 2)\nout = layer(torch.ones(4, 3))\n",
+                 user_ns=user_ns, shadow=shadow, session=session)
+    assert report.ok, (report.summary(), report.ms_error and report.ms_error.traceback)

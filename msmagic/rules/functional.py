@@ -509,6 +509,30 @@ for _torch, _ms in _SAME.items():
     api(_torch, f"mindspore.ops.{_ms}", rule=_rule, sig=("input",),
         rename={"input": _RENAMED_INPUT[_ms]} if _ms in _RENAMED_INPUT else {}, returns=TENSOR)
 
+# Element-wise maths and reductions whose MindSpore 2.10 op has PyTorch's parameters
+# (names, order, defaults, result dtype): verified value by value against torch.
+_SAME_SIGNATURE = {
+    "sin": ("input",), "cos": ("input",), "tan": ("input",), "asin": ("input",),
+    "acos": ("input",), "atan": ("input",), "sinh": ("input",), "cosh": ("input",),
+    "log2": ("input",), "log10": ("input",), "log1p": ("input",), "expm1": ("input",),
+    "exp2": ("input",), "rsqrt": ("input",), "neg": ("input",), "reciprocal": ("input",),
+    "square": ("input",), "sign": ("input",), "floor": ("input",), "ceil": ("input",),
+    "round": ("input",), "trunc": ("input",), "erf": ("input",), "erfc": ("input",),
+    "isnan": ("input",), "isinf": ("input",),
+    "atan2": ("input", "other"), "pow": ("input", "exponent"), "maximum": ("input", "other"),
+    "minimum": ("input", "other"), "fmod": ("input", "other"), "remainder": ("input", "other"),
+    "mul": ("input", "other"), "div": ("input", "other"), "lerp": ("input", "end", "weight"),
+    "add": ("input", "other"), "sub": ("input", "other"),
+    "logsumexp": ("input", "dim", "keepdim"), "cumprod": ("input", "dim"),
+}
+_ALPHA = {"alpha": (lambda site, arg: site.literal(arg.value, None) != 1,
+                    "alpha= has no MindSpore equivalent: multiply `other` by alpha yourself")}
+for _name, _sig in _SAME_SIGNATURE.items():
+    api(f"torch.{_name}", f"mindspore.ops.{_name}", rule="FUN001", sig=_sig, returns=TENSOR,
+        unsupported=_ALPHA if _name in ("add", "sub") else {})
+api("torch.cumsum", "mindspore.ops.cumsum", rule="FUN001", sig=("input", "dim"),
+    rename={"input": "x", "dim": "axis"}, returns=TENSOR)
+
 for _name in ("torch.relu", f"{F}.relu"):
     api(_name, "mindspore.ops.relu", rule="FUN001",
         sig=("input", "inplace"),

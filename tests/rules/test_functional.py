@@ -364,3 +364,18 @@ def test_cross_entropy_layer_becomes_a_partial_of_the_functional_op():
 def test_clone_becomes_copy():
     run = check(X + "y = x.clone()\ny[0] = 5.\n", "x", "y", rule="FUN016")
     assert "x.copy()" in run.port.code
+
+
+@pytest.mark.parametrize("expr", [
+    "torch.sin(x)", "torch.cos(x) + torch.tan(x / 4)", "torch.log1p(x.abs())", "torch.exp2(x)",
+    "torch.rsqrt(x.abs() + 1)", "torch.round(x * 3)", "torch.sign(x)", "torch.erf(x)",
+    "torch.atan2(x, x + 2)", "torch.pow(x.abs(), 2.5)", "torch.maximum(x, x * 0.5)",
+    "torch.remainder(x, 0.7)", "torch.lerp(x, x * 2, 0.25)", "torch.add(x, x)",
+    "torch.logsumexp(x, 1)", "torch.cumsum(x, dim=1)", "torch.cumprod(x, 2)", "torch.isnan(x)",
+])
+def test_same_signature_elementwise_ops(expr):
+    check(X + f"y = {expr}\n", "y", rule="FUN001")
+
+
+def test_add_with_alpha_is_flagged():
+    flagged(X + "y = torch.add(x, x, alpha=2)\n", "FUN001", "alpha= has no MindSpore")
