@@ -96,7 +96,7 @@ STYLE = f"""<style>
   color: inherit; }}
 </style>"""
 
-_BACKTICK = re.compile(r"`([^`\n]+)`")
+_BACKTICK = re.compile(r"``(.+?)``|`([^`]+)`")  # reST-style ``code`` and Markdown `code`
 
 
 def _e(text) -> str:
@@ -106,7 +106,10 @@ def _e(text) -> str:
 def _prose(text: str) -> str:
     """Escape, turn `code` into <code>, blank lines into paragraphs."""
     paras = [p.strip() for p in re.split(r"\n\s*\n", text.strip()) if p.strip()]
-    return "".join("<p>" + _BACKTICK.sub(r"<code>\1</code>", _e(p)) + "</p>" for p in paras)
+    return "".join(
+        "<p>" + _BACKTICK.sub(lambda m: f"<code>{m.group(1) or m.group(2)}</code>", _e(p)) + "</p>"
+        for p in paras
+    )
 
 
 def _range(r) -> str:
