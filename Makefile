@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo docs bench
+.PHONY: venv test demo docs bench screenshots
 
 venv: $(STAMP)
 
@@ -27,6 +27,12 @@ test: venv
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
+
+# The real-browser test (tests/test_browser.py, marker `browser`) is part of `make test`;
+# this runs it alone and also refreshes the user guide's two screenshots in docs/images/.
+# It needs Chromium at /usr/bin/chromium (apt-get install -y chromium) or at $MSMAGIC_CHROMIUM.
+screenshots: venv
+	MSMAGIC_DOCS_SCREENSHOTS=1 $(PY) -m pytest -m browser -p no:cacheprovider $(PYTEST_ARGS)
 
 demo: venv
 	$(PY) scripts/run_demo.py

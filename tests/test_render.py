@@ -458,3 +458,16 @@ def test_unified_marks_a_finding_on_an_unchanged_line():
     html = render_html(result, view="unified")
     cell = re.search(r'<td class="([^"]*)" data-old="12" data-new="12">', html)
     assert cell and "msm-finding-line" in cell.group(1)
+
+
+def test_every_rule_explanation_renders_its_code_spans():
+    # explanations use reST ``code`` (possibly across a line break) and Markdown `code`
+    from msmagic.render.html import _prose
+    from msmagic.rules.registry import all_rules
+
+    for rule in all_rules():
+        for text in (rule.why, rule.installed_note):
+            if text:
+                html = _prose(text)
+                assert "`" not in html, (rule.id, html)
+                assert html.count("<code>") == html.count("</code>")

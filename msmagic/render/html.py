@@ -96,7 +96,7 @@ STYLE = f"""<style>
   color: inherit; }}
 </style>"""
 
-_BACKTICK = re.compile(r"``(.+?)``|`([^`]+)`")  # reST-style ``code`` and Markdown `code`
+_BACKTICK = re.compile(r"``(.+?)``|`([^`]+)`", re.S)  # reST ``code`` and Markdown `code`
 
 
 def _e(text) -> str:
