@@ -533,6 +533,13 @@ _STATEMENTS = _subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
 _EXPRESSIONS = _subclasses(cst.BaseExpression)
 
 
+@functools.lru_cache(maxsize=None)
+def _dispatch(cls, prefix: str, node_type):
+    """``cls.visit_Call`` / ``cls.leave_Call`` for a node type, looked up once (libcst's
+    own dispatch formats and looks the name up for every node)."""
+    return getattr(cls, f"{prefix}{node_type.__name__}", None)
+
+
 class PortTransformer(cst.CSTTransformer):
     def __init__(self, engine: _Engine):
         super().__init__()
@@ -580,10 +587,20 @@ class PortTransformer(cst.CSTTransformer):
                 comment = node.trailing_whitespace.comment
                 if comment is not None and MARKER in comment.value:
                     return False  # flagged by an earlier port: leave the line alone
-        return super().on_visit(node)
+        visit = _dispatch(type(self), "visit_", kind)
+        return True if visit is None else visit(self, node) is not False
+
+    # The transformer defines no per-field visitors (visit_Call_func...): skip libcst's
+    # name lookup for them, done for every field of every node otherwise.
+    def on_visit_attribute(self, node, attribute) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node, attribute) -> None:
+        return None
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):
-        result = super().on_leave(original, updated)
+        leave = _dispatch(type(self), "leave_", type(original))
+        result = updated if leave is None else leave(self, original, updated)
         kind = type(original)
         if kind in _EXPRESSIONS:
             self.updated[id(original)] = result
