@@ -17,6 +17,7 @@ Flow of ``port(source)``:
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import re
 from dataclasses import dataclass, field
@@ -466,6 +467,9 @@ def _is_class_name(target: str) -> bool:
 # --------------------------------------------------------------------------- positions
 
 
+_NO_CONTEXT = contextlib.nullcontext()
+
+
 class _Tracker(CodegenState):
     """Code generation that notes where chosen nodes start and end (line, column)."""
 
@@ -496,6 +500,11 @@ class _Tracker(CodegenState):
         self._scanned = len(toks)
         self._line, self._col = line, col
         return line, col
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        # libcst's version is a @contextmanager entered for every node; positions here
+        # come from before/after_codegen, so one reusable no-op context is enough
+        return _NO_CONTEXT
 
     def before_codegen(self, node) -> None:
         if id(node) in self.wanted:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from msmagic.engine.core import parse_expression
+
 from msmagic.engine.spec import api, member
 from msmagic.rules.cells import train_mode
 from msmagic.rules.registry import register
@@ -180,11 +182,11 @@ def _momentum(site, arg):
         )
         return False
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        new = cst.parse_expression(repr(float(f"{1 - value:.12g}")))
+        new = parse_expression(repr(float(f"{1 - value:.12g}")))
     elif isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-        new = cst.parse_expression(f"1 - {text}")
+        new = parse_expression(f"1 - {text}")
     else:
-        new = cst.parse_expression(f"1 - ({text})")
+        new = parse_expression(f"1 - ({text})")
     site.changes.append(f"momentum {text} -> {site.code(new)}")
     return new
 
@@ -198,7 +200,7 @@ def _track(site, arg):
     new = "True" if value is False else f"None if {text} else True"
     site.changes.append(f"track_running_stats {text} -> use_batch_statistics={new}")
     site.edit("BNM002", None, detail=f"track_running_stats={text} -> use_batch_statistics={new}")
-    return "use_batch_statistics", cst.parse_expression(new)
+    return "use_batch_statistics", parse_expression(new)
 
 
 def _layer(site):

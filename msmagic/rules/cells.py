@@ -4,6 +4,8 @@ mode, MindSpore Cells in inference mode)."""
 
 import libcst as cst
 
+from msmagic.engine.core import parse_expression
+
 from msmagic.engine import core
 from msmagic.engine.spec import api, method
 from msmagic.rules.registry import register
@@ -402,7 +404,7 @@ def _append_set_train(t, original, updated):
     if not params or not isinstance(updated.body, cst.IndentedBlock):
         return updated
     owner = params[0].name.value
-    stmt = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{owner}.{_CHAIN}()"))])
+    stmt = cst.SimpleStatementLine(body=[cst.Expr(parse_expression(f"{owner}.{_CHAIN}()"))])
     new = updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, stmt]))
     t.record("MOD001", original.name, stmt, api="torch.nn.Module.__init__",
              detail=f"{owner}.{_CHAIN}() appended: PyTorch modules start in training mode")

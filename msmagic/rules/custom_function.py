@@ -10,7 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.core import STATEMENT_HOOKS, _code
+from msmagic.engine.core import STATEMENT_HOOKS, _code, parse_expression
 from msmagic.engine.spec import api, member, method
 from msmagic.rules.registry import register
 
@@ -207,10 +207,10 @@ class _Returns(cst.CSTTransformer):
                             "forward input(s)")
             return updated
         zeros = _code(self.t.e.ref("mindspore.ops.zeros_like"))
-        out = [cst.parse_expression(f"{zeros}({x})") if isinstance(v, cst.Name) and v.value == "None"
+        out = [parse_expression(f"{zeros}({x})") if isinstance(v, cst.Name) and v.value == "None"
                else v for v, x in zip(items, self.inputs)]
         text = ", ".join(_code(v) for v in out) + ("," if len(out) == 1 else "")
-        return updated.with_changes(value=cst.parse_expression(f"({text})"))
+        return updated.with_changes(value=parse_expression(f"({text})"))
 
 
 def _fix_returns(t, bprop, inputs):

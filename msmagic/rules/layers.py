@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import _fix_commas
+from msmagic.engine.core import _fix_commas, parse_expression
 from msmagic.engine.spec import api, member
 from msmagic.rules._util import is_pure
 from msmagic.rules.registry import register
@@ -259,7 +259,7 @@ def _set_kw(call: cst.Call, name: str, value, at=None) -> cst.Call:
 
 
 def _text(value) -> cst.BaseExpression:
-    return cst.parse_expression(repr(value))
+    return parse_expression(repr(value))
 
 
 def _per_axis(value, dims: int):
