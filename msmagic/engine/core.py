@@ -1346,6 +1346,11 @@ class Site:
                         comment=f"{name}= has no MindSpore equivalent, removed",
                     )
                     continue
+                if name not in e.values:  # a harmless value (PyTorch's default):
+                    # MindSpore has no such parameter, so passing it on would raise
+                    self.changes.append(f"dropped {name}= (default value)")
+                    continue
+                # otherwise the value transform below decides
             out_name = e.rename.get(name, name) if name else None
             value = arg.value
             if name in e.values:

@@ -379,3 +379,8 @@ def test_same_signature_elementwise_ops(expr):
 
 def test_add_with_alpha_is_flagged():
     flagged(X + "y = torch.add(x, x, alpha=2)\n", "FUN001", "alpha= has no MindSpore")
+
+
+def test_add_with_default_alpha_drops_the_argument():
+    run = check(X + "y = torch.add(x, x, alpha=1)\n", "y", rule="FUN001")
+    assert "alpha" not in run.port.code and run.port.unsupported == []

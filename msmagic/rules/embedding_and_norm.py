@@ -1,0 +1,226 @@
+"""Embeddings and normalisation: nn.Embedding (EMB) and nn.LayerNorm (NRM)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msmagic.engine.spec import api, member
+from msmagic.rules._util import truthy_literal
+from msmagic.rules.layers import DEVICE_RULE
+from msmagic.rules.registry import register
+
+GROUP = "Embeddings and normalisation"
+EMBEDDING = "module:torch.nn.Embedding"
+LAYER_NORM = "module:torch.nn.LayerNorm"
+
+register(
+    "EMB001",
+    "Embedding keeps sizes and padding_idx; its N(0, 1) init is written out",
+    group=GROUP,
+    why="""
+        ``nn.Embedding(num_embeddings, embedding_dim, padding_idx)`` becomes MindSpore's
+        ``nn.Embedding(vocab_size, embedding_size, padding_idx=...)``; the sizes stay
+        positional and ``padding_idx`` becomes a keyword because MindSpore puts
+        ``use_one_hot``, ``embedding_table`` and ``dtype`` before it. PyTorch fills the table
+        from a standard normal N(0, 1), while MindSpore's default ``'normal'`` initialiser
+        has a standard deviation of 0.01, a hundred times smaller, which changes training
+        from the first step. The port therefore passes ``embedding_table=Normal(1.0)``
+        unless an initialiser was given. The row at ``padding_idx`` is zero on both sides.
+        ``max_norm`` (renormalising looked-up rows in place), ``scale_grad_by_freq``,
+        ``sparse`` gradients and ``_weight``/``_freeze`` have no MindSpore counterpart and
+        are removed with a finding.
+    """,
+    seed="seeds/004 Network Basic Unit: Cell › parameters and initialisation",
+    reference="r2.4.10/api_mapping/pytorch_diff/Embedding.md",
+    installed_note="""
+        Verified on 2.10: nn.Embedding accepts both int64 and int32 indices; the default
+        'normal' table has std 0.01; with embedding_table=Normal(1.0) and padding_idx the
+        padding row is still zero.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        emb = nn.Embedding(10, 4, padding_idx=0)
+        ids = torch.tensor([[0, 2, 9], [4, 0, 1]])
+        out = emb(ids)
+    """,
+)
+
+register(
+    "EMB002",
+    "Embedding weight is embedding_table; sizes are vocab_size, embedding_size",
+    group=GROUP,
+    why="""
+        MindSpore's ``nn.Embedding`` stores its lookup table as the parameter
+        ``embedding_table`` and its sizes as ``vocab_size`` and ``embedding_size``; there is
+        no ``weight``, ``num_embeddings`` or ``embedding_dim`` attribute. Reads of these
+        attributes on a known PyTorch Embedding are renamed so that code inspecting or
+        copying the table keeps working. The table has the same (vocab, dim) layout on both
+        sides, so no transpose is needed when loading weights.
+    """,
+    seed="seeds/004 Network Basic Unit: Cell › parameters",
+    installed_note="Verified on 2.10: Embedding has embedding_table, vocab_size and embedding_size.",
+    example="""
+        import torch.nn as nn
+        emb = nn.Embedding(6, 3)
+        table = emb.weight
+        rows = emb.num_embeddings
+        dim = emb.embedding_dim
+    """,
+)
+
+register(
+    "NRM001",
+    "LayerNorm: shape becomes a tuple, eps becomes epsilon=1e-5",
+    group=GROUP,
+    why="""
+        MindSpore's ``nn.LayerNorm`` takes ``normalized_shape`` only as a tuple or list (an
+        int raises), names the stability term ``epsilon`` and defaults it to 1e-7 where
+        PyTorch uses 1e-5, so the port writes ``(n,)`` and ``epsilon=1e-5`` explicitly.
+        MindSpore picks the normalised axes with ``begin_norm_axis``/``begin_params_axis``
+        (default -1, the last axis), which matches PyTorch for a one-element shape on an
+        input of any rank. For a shape of two or more dims the axes would have to be
+        counted from the input's rank, which is unknown when porting, and negative values
+        other than -1 are rejected, so such calls stay PyTorch and are flagged, as are
+        non-literal shapes. ``elementwise_affine=False`` and ``bias=False`` are flagged
+        too: MindSpore always creates trainable gamma and beta.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference="r2.4.10/api_mapping/pytorch_diff/LayerNorm.md",
+    installed_note="""
+        Verified on 2.10: normalized_shape=4 raises TypeError; begin_norm_axis=-2 on a 3-D
+        input raises ("should be in the range [-1, 3)"); the default epsilon is 1e-7.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        ln = nn.LayerNorm(4)
+        x = torch.arange(24.).reshape(2, 3, 4)
+        y = ln(x)
+    """,
+)
+
+register(
+    "NRM002",
+    "LayerNorm weight and bias are gamma and beta",
+    group=GROUP,
+    why="""
+        MindSpore's ``nn.LayerNorm`` names its scale and shift parameters ``gamma`` and
+        ``beta`` instead of ``weight`` and ``bias``. Reads of these attributes on a known
+        PyTorch LayerNorm are renamed; the shapes and initial values (ones and zeros) are
+        the same, so copied values need no conversion.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    installed_note="Verified on 2.10: nn.LayerNorm exposes gamma and beta.",
+    example="""
+        import torch.nn as nn
+        ln = nn.LayerNorm(5)
+        scale = ln.weight
+        shift = ln.bias
+    """,
+)
+
+
+# ----------------------------------------------------------------------------- EMB001
+
+
+def _embedding(site):
+    new = site.apply(func=site.ref("mindspore.nn.Embedding"))
+    if site.bound() is not None and not any(a.keyword and a.keyword.value == "embedding_table" for a in new.args):
+        init = cst.Call(func=site.ref("mindspore.common.initializer.Normal"), args=[cst.Arg(cst.Float("1.0"))])
+        new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(keyword=cst.Name("embedding_table"), value=init,
+                    equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")))])
+        site.changes.append("added embedding_table=Normal(1.0) (PyTorch's N(0, 1))")
+    site.edit("EMB001", new, detail=site.describe("nn.Embedding -> mindspore.nn.Embedding"))
+    return new
+
+
+def _not_none(site, arg) -> bool:
+    return site.literal(arg.value, default=True) is not None
+
+
+def _absent_unless(pred, reason, rule="EMB001"):
+    """A PyTorch argument MindSpore lacks: removed; flagged unless it holds the default."""
+    def value(site, arg):
+        if pred(site, arg):
+            name = arg.keyword.value if arg.keyword else "argument"
+            site.finding(rule, f"{name}={site.code(arg.value).strip()}: {reason}",
+                         comment=f"{name}= has no MindSpore equivalent, removed")
+        return False
+
+    return value
+
+
+api("torch.nn.Embedding", rule="EMB001",
+    sig=("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
+         "scale_grad_by_freq", "sparse", "_weight", "_freeze", "device", "dtype"),
+    ms_sig=("vocab_size", "embedding_size", "use_one_hot", "embedding_table", "dtype", "padding_idx"),
+    rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
+    drop={"device": DEVICE_RULE},
+    values={
+        "max_norm": _absent_unless(_not_none, "MindSpore's Embedding does not renormalise looked-up rows"),
+        "norm_type": _absent_unless(lambda site, arg: site.literal(arg.value, default=None) != 2.0,
+                                    "only used with max_norm, which MindSpore lacks"),
+        "scale_grad_by_freq": _absent_unless(truthy_literal, "MindSpore does not scale gradients by frequency"),
+        "sparse": _absent_unless(truthy_literal, "MindSpore has no sparse embedding gradients"),
+        "_weight": _absent_unless(_not_none, "pass the table as embedding_table=Tensor(...) instead"),
+        "_freeze": _absent_unless(truthy_literal, "set embedding_table.requires_grad = False instead"),
+    },
+    unsupported={"dtype": "pass dtype=mindspore.<type> by hand"},
+    handler=_embedding, returns=EMBEDDING)
+
+for _old, _new in (("weight", "embedding_table"), ("num_embeddings", "vocab_size"),
+                   ("embedding_dim", "embedding_size")):
+    member(_old, "EMB002", receiver=EMBEDDING, target=_new, returns="tensor" if _old == "weight" else None)
+
+
+# ----------------------------------------------------------------------------- NRM001
+
+
+def _layer_norm(site):
+    shape = site.arg("normalized_shape")
+    if shape is None:
+        return None
+    value = site.literal(shape.value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        site.changes.append(f"normalized_shape {value} -> ({value},)")
+    elif not (isinstance(value, (tuple, list)) and len(value) == 1):
+        site.finding("NRM001", "MindSpore's LayerNorm chooses the normalised axes by begin_norm_axis, "
+                     "counted from the input's rank; only a one-element literal shape ports for any rank",
+                     comment="LayerNorm shape must be one literal dim")
+        return None
+    new = site.apply(func=site.ref("mindspore.nn.LayerNorm"))
+    site.edit("NRM001", new, detail=site.describe("nn.LayerNorm -> mindspore.nn.LayerNorm"))
+    return new
+
+
+def _to_tuple(site, arg):
+    value = site.literal(arg.value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return cst.Tuple(elements=[cst.Element(arg.value, comma=cst.Comma())])
+    return arg.value
+
+
+def _is_false(site, arg) -> bool:
+    return not truthy_literal(site, arg)
+
+
+api("torch.nn.LayerNorm", rule="NRM001",
+    sig=("normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"),
+    ms_sig=("normalized_shape",),
+    rename={"eps": "epsilon"}, defaults={"epsilon": "1e-5"},
+    values={
+        "normalized_shape": _to_tuple,
+        "elementwise_affine": _absent_unless(_is_false, "MindSpore's LayerNorm always has trainable gamma "
+                                             "and beta", "NRM001"),
+        "bias": _absent_unless(_is_false, "MindSpore's LayerNorm always has a trainable beta", "NRM001"),
+    },
+    drop={"device": DEVICE_RULE},
+    unsupported={"dtype": "pass dtype=mindspore.<type> by hand"},
+    handler=_layer_norm, returns=LAYER_NORM)
+
+for _old, _new in (("weight", "gamma"), ("bias", "beta")):
+    member(_old, "NRM002", receiver=LAYER_NORM, target=_new, returns="tensor")
