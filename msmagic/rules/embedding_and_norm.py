@@ -142,34 +142,24 @@ def _not_none(site, arg) -> bool:
     return site.literal(arg.value, default=True) is not None
 
 
-def _absent_unless(pred, reason, rule="EMB001"):
-    """A PyTorch argument MindSpore lacks: removed; flagged unless it holds the default."""
-    def value(site, arg):
-        if pred(site, arg):
-            name = arg.keyword.value if arg.keyword else "argument"
-            site.finding(rule, f"{name}={site.code(arg.value).strip()}: {reason}",
-                         comment=f"{name}= has no MindSpore equivalent, removed")
-        return False
-
-    return value
-
-
 api("torch.nn.Embedding", rule="EMB001",
     sig=("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
          "scale_grad_by_freq", "sparse", "_weight", "_freeze", "device", "dtype"),
     ms_sig=("vocab_size", "embedding_size", "use_one_hot", "embedding_table", "dtype", "padding_idx"),
     rename={"num_embeddings": "vocab_size", "embedding_dim": "embedding_size"},
     drop={"device": DEVICE_RULE},
-    values={
-        "max_norm": _absent_unless(_not_none, "MindSpore's Embedding does not renormalise looked-up rows"),
-        "norm_type": _absent_unless(lambda site, arg: site.literal(arg.value, default=None) != 2.0,
-                                    "only used with max_norm, which MindSpore lacks"),
-        "scale_grad_by_freq": _absent_unless(truthy_literal, "MindSpore does not scale gradients by frequency"),
-        "sparse": _absent_unless(truthy_literal, "MindSpore has no sparse embedding gradients"),
-        "_weight": _absent_unless(_not_none, "pass the table as embedding_table=Tensor(...) instead"),
-        "_freeze": _absent_unless(truthy_literal, "set embedding_table.requires_grad = False instead"),
+    # MindSpore lacks these parameters: a default value is dropped, anything else is
+    # dropped and flagged (the engine's handling of predicate entries)
+    unsupported={
+        "max_norm": (_not_none, "MindSpore's Embedding does not renormalise looked-up rows"),
+        "norm_type": (lambda site, arg: site.literal(arg.value, default=None) != 2.0,
+                      "only used with max_norm, which MindSpore lacks"),
+        "scale_grad_by_freq": (truthy_literal, "MindSpore does not scale gradients by frequency"),
+        "sparse": (truthy_literal, "MindSpore has no sparse embedding gradients"),
+        "_weight": (_not_none, "pass the table as embedding_table=Tensor(...) instead"),
+        "_freeze": (truthy_literal, "set embedding_table.requires_grad = False instead"),
+        "dtype": "pass dtype=mindspore.<type> by hand",
     },
-    unsupported={"dtype": "pass dtype=mindspore.<type> by hand"},
     handler=_embedding, returns=EMBEDDING)
 
 for _old, _new in (("weight", "embedding_table"), ("num_embeddings", "vocab_size"),
@@ -212,14 +202,13 @@ api("torch.nn.LayerNorm", rule="NRM001",
     sig=("normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"),
     ms_sig=("normalized_shape",),
     rename={"eps": "epsilon"}, defaults={"epsilon": "1e-5"},
-    values={
-        "normalized_shape": _to_tuple,
-        "elementwise_affine": _absent_unless(_is_false, "MindSpore's LayerNorm always has trainable gamma "
-                                             "and beta", "NRM001"),
-        "bias": _absent_unless(_is_false, "MindSpore's LayerNorm always has a trainable beta", "NRM001"),
-    },
+    values={"normalized_shape": _to_tuple},
     drop={"device": DEVICE_RULE},
-    unsupported={"dtype": "pass dtype=mindspore.<type> by hand"},
+    unsupported={
+        "elementwise_affine": (_is_false, "MindSpore's LayerNorm always has trainable gamma and beta"),
+        "bias": (_is_false, "MindSpore's LayerNorm always has a trainable beta"),
+        "dtype": "pass dtype=mindspore.<type> by hand",
+    },
     handler=_layer_norm, returns=LAYER_NORM)
 
 for _old, _new in (("weight", "gamma"), ("bias", "beta")):
