@@ -122,6 +122,24 @@ def _range(r) -> str:
 # --------------------------------------------------------------------------- badges
 
 
+def hunk_badges(result, hunk) -> list[str]:
+    """One badge per rule touching ``hunk``: its edits there and the findings on its lines."""
+    badges = []
+    for rid in hunk.rule_ids:
+        edits = [e for e in hunk.edits if e.rule_id == rid]
+        findings = [
+            f
+            for f in result.unsupported
+            if f.rule_id == rid
+            and hunk.meets(
+                (f.line, f.line) if f.line else (1, 0),
+                (f.out_line, f.out_line) if f.out_line else (1, 0),
+            )
+        ]
+        badges.append(_badge(rid, edits, findings))
+    return badges
+
+
 def _badge(rule_id: str, edits: list, findings: list) -> str:
     rule = rule_info(rule_id)
     title = rule_title(rule_id, edits)
@@ -382,19 +400,7 @@ def render_html(result, view: Optional[str] = None) -> str:
     table = _split_table if view == "split" else _unified_table
     for h in hunks:
         (a1, a2), (b1, b2) = h.old_range, h.new_range
-        badges = []
-        for rid in h.rule_ids:
-            edits = [e for e in h.edits if e.rule_id == rid]
-            findings = [
-                f
-                for f in result.unsupported
-                if f.rule_id == rid
-                and h.meets(
-                    (f.line, f.line) if f.line else (1, 0),
-                    (f.out_line, f.out_line) if f.out_line else (1, 0),
-                )
-            ]
-            badges.append(_badge(rid, edits, findings))
+        badges = hunk_badges(result, h)
         parts.append(
             f'<div class="msm-hunk" data-hunk="{h.index}" data-old="{a1 + 1}-{a2}" '
             f'data-new="{b1 + 1}-{b2}" data-rules="{_e(" ".join(h.rule_ids))}">'

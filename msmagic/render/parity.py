@@ -722,19 +722,7 @@ def _diff_html(report, view: str) -> str:
                 f"{body}</div>"
             )
             continue
-        badges = []
-        for rid in h.rule_ids:
-            edits = [e for e in h.edits if e.rule_id == rid]
-            found = [
-                f
-                for f in result.unsupported
-                if f.rule_id == rid
-                and h.meets(
-                    (f.line, f.line) if f.line else (1, 0),
-                    (f.out_line, f.out_line) if f.out_line else (1, 0),
-                )
-            ]
-            badges.append(_html._badge(rid, edits, found))
+        badges = _html.hunk_badges(result, h)
         parts.append(
             f'<div class="msm-hunk{"".join(" " + f for f in flags)}" data-hunk="{h.index}" '
             f'data-old="{a1 + 1}-{a2}" data-new="{b1 + 1}-{b2}" data-rules="{_e(" ".join(h.rule_ids))}">'
