@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import msmagic
-from msmagic.render import HTML, TEXT, WIDGET, mimebundle
+from msmagic.render import HTML, TEXT, WIDGET
 from msmagic.render.text import render_text
 from msmagic.render.widget import make_widget
 
@@ -55,7 +55,6 @@ SOURCE = "import torch\nimport torch.nn as nn\nm = nn.Linear(3, 4)\ny = torch.un
 def executed(tmp_path_factory):
     """A notebook with a %%ms_port and a %%ms_parity cell, run by nbclient in a kernel
     started with this interpreter (as scripts/run_demo.py does)."""
-    import nbformat
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient

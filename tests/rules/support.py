@@ -2,9 +2,11 @@
 
 import textwrap
 
+import libcst as cst
 import mindspore as ms
 import torch
 
+import msmagic
 from msmagic.lockstep import run_pair
 
 
@@ -37,3 +39,28 @@ def run_with_inputs(source, inputs, check=True, **kw):
     if check:
         assert run.torch_error is None and run.ms_error is None, run.explain()
     return run
+
+
+def check(src, *names, rule=None, atol=1e-5):
+    """Port ``src``, run both sides, and assert: no errors, ``names`` match in value and
+    shape, ``rule`` logged an edit, the output parses and porting it again is a no-op."""
+    run = run_pair(src, atol=atol)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    for n in names:
+        row = run.row(n)
+        assert row.status == "match", run.explain()
+        assert row.torch_shape == row.ms_shape, run.explain()
+    if rule:
+        assert rule in {e.rule_id for e in run.port.edits}, run.port.edits
+    cst.parse_module(run.port.code)
+    assert msmagic.port(run.port.code).code == run.port.code  # porting again changes nothing
+    return run
+
+
+def flagged(src, rule, comment):
+    """Port ``src`` and assert ``rule`` reported a finding, commented in parseable code."""
+    r = msmagic.port(src)
+    assert rule in [f.rule_id for f in r.unsupported], r.unsupported
+    assert comment in r.code, r.code
+    cst.parse_module(r.code)
+    return r

@@ -1,10 +1,9 @@
 """Axes and shapes (AXS): each mapping ported, run on both frameworks, compared."""
 
-import libcst as cst
 import pytest
 
 import msmagic
-from msmagic.lockstep import run_pair
+from tests.rules import support
 from msmagic.rules.registry import VERIFIED_ON
 
 pytest.importorskip("mindspore")
@@ -14,17 +13,7 @@ X = "import torch\nx = torch.arange(24.).reshape(2, 3, 4)\n"
 
 
 def check(src, *names, rule=None, atol=1e-6):
-    run = run_pair(src, atol=atol)
-    assert run.torch_error is None and run.ms_error is None, run.explain()
-    for n in names:
-        row = run.row(n)
-        assert row.status == "match", run.explain()
-        assert row.torch_shape == row.ms_shape, run.explain()
-    if rule:
-        assert rule in {e.rule_id for e in run.port.edits}, run.port.edits
-    cst.parse_module(run.port.code)
-    assert msmagic.port(run.port.code).code == run.port.code  # porting again changes nothing
-    return run
+    return support.check(src, *names, rule=rule, atol=atol)
 
 
 def test_versions():

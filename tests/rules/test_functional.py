@@ -1,10 +1,10 @@
 """Functional ops, factories, activations and losses (FUN): ported, run on both
 frameworks, compared by value, shape and dtype."""
 
-import libcst as cst
 import pytest
 
 import msmagic
+from tests.rules import support
 from msmagic.lockstep import run_pair
 
 pytest.importorskip("mindspore")
@@ -18,25 +18,10 @@ LOGITS = HEAD + ("logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 3.0], [1.0
 
 
 def check(src, *names, rule=None, atol=1e-5):
-    run = run_pair(src, atol=atol)
-    assert run.torch_error is None and run.ms_error is None, run.explain()
-    for n in names:
-        row = run.row(n)
-        assert row.status == "match", run.explain()
-        assert row.torch_shape == row.ms_shape, run.explain()
-    if rule:
-        assert rule in {e.rule_id for e in run.port.edits}, run.port.edits
-    cst.parse_module(run.port.code)
-    assert msmagic.port(run.port.code).code == run.port.code  # porting again changes nothing
-    return run
+    return support.check(src, *names, rule=rule, atol=atol)
 
 
-def flagged(src, rule, comment):
-    r = msmagic.port(src)
-    assert rule in [f.rule_id for f in r.unsupported], r.unsupported
-    assert comment in r.code, r.code
-    cst.parse_module(r.code)
-    return r
+flagged = support.flagged
 
 
 # ------------------------------------------------------------------ FUN001
