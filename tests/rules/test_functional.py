@@ -4,6 +4,7 @@ frameworks, compared by value, shape and dtype."""
 import pytest
 
 import msmagic
+from msmagic.rules import functional
 from tests.rules import support
 from msmagic.lockstep import run_pair
 
@@ -369,3 +370,16 @@ def test_add_with_alpha_is_flagged():
 def test_add_with_default_alpha_drops_the_argument():
     run = check(X + "y = torch.add(x, x, alpha=1)\n", "y", rule="FUN001")
     assert "alpha" not in run.port.code and run.port.unsupported == []
+
+
+@pytest.mark.parametrize("name", sorted(functional._SAME_SIGNATURE))
+def test_every_same_signature_mapping_runs_alike(name):
+    # every entry of the table, with arguments of the arity its PyTorch signature has
+    args = {1: "x.abs() + 0.5", 2: "x.abs() + 0.5, x * 0.25 + 1.5", 3: "x, x * 2, 0.25"}
+    sig = functional._SAME_SIGNATURE[name]
+    call = f"torch.{name}({args[min(len(sig), 3)]})"
+    if "dim" in sig:  # logsumexp, cumprod: a tensor and a dimension
+        call = f"torch.{name}(x, 1)"
+    if name in ("asin", "acos"):  # defined on [-1, 1]
+        call = f"torch.{name}(x / 30)"
+    check(X + f"y = {call}\n", "y", rule="FUN001")
