@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo docs bench screenshots
+.PHONY: venv test demo docs bench screenshots verify-apis discover-apis
 
 venv: $(STAMP)
 
@@ -39,6 +39,18 @@ demo: venv
 
 docs: venv
 	$(PY) -m msmagic.docs
+	$(PY) -m msmagic.apis.catalog
+
+# Proves every API mapping by running both frameworks on PyTorch's own samples (op_db,
+# module_db), hand-written cases and the rule examples; rewrites
+# msmagic/apis/verification.json and docs/api_coverage.md and prints the summary.
+verify-apis: venv
+	$(PY) -m msmagic.apis.harness
+
+# Proposes same-signature mappings for op_db APIs not mapped yet and keeps those that
+# verify (msmagic/apis/table.json); then run verify-apis.
+discover-apis: venv
+	$(PY) -m msmagic.apis.discover
 
 bench: venv
 	@set -e; found=0; for f in benchmarks/bench_*.py; do \

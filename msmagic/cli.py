@@ -538,7 +538,39 @@ def build_parser() -> argparse.ArgumentParser:
                        description="List msmagic's rules (id, group, title) or show one in full.")
     r.add_argument("id", nargs="?", metavar="ID", help="show this rule in full (e.g. LAY001)")
     r.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
+    a = sub.add_parser("apis", help="list the API mapping table with its verification status",
+                       description="List every PyTorch API msmagic maps: the MindSpore target, status "
+                       "(verified / flagged / failing / unverified), the dtypes and argument patterns "
+                       "it was verified on, and the rule that explains it.")
+    a.add_argument("keys", nargs="*", metavar="API", help="only these APIs (e.g. torch.sort Tensor.add_)")
+    a.add_argument("--family", help="only this family (e.g. 'Tensor methods', nn.functional)")
+    a.add_argument("--status", choices=("verified", "flagged", "failing", "unverified"))
+    a.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     return parser
+
+
+def _cmd_apis(args, out, err) -> int:
+    from msmagic.apis import catalog
+
+    rows = catalog.entries()
+    if args.keys:
+        known = {e.key for e in rows}
+        missing = [k for k in args.keys if k not in known]
+        if missing:
+            raise CliError(f"msmagic apis: not in the mapping table: {', '.join(missing)}")
+        rows = [e for e in rows if e.key in args.keys]
+    if args.family:
+        if args.family not in catalog.FAMILIES:
+            raise CliError(f"msmagic apis: unknown family {args.family!r}; one of: "
+                           + ", ".join(catalog.FAMILIES))
+        rows = [e for e in rows if e.family == args.family]
+    if args.status:
+        rows = [e for e in rows if e.status == args.status]
+    render = {"text": catalog.render_text, "markdown": catalog.render_markdown,
+              "json": catalog.render_json}[args.format]
+    out.write(render(rows))
+    return 0
 
 
 def main(argv: Optional[list] = None, stdout=None, stderr=None) -> int:
@@ -555,6 +587,8 @@ def main(argv: Optional[list] = None, stdout=None, stderr=None) -> int:
     try:
         if args.command == "port":
             return _cmd_port(args, out, err)
+        if args.command == "apis":
+            return _cmd_apis(args, out, err)
         return _cmd_rules(args, out, err)
     except CliError as exc:
         err.write(f"{exc}\n")

@@ -36,14 +36,6 @@ ONLY_TORCH = "only on PyTorch side"
 ONLY_MS = "only on MindSpore side"
 NOT_COMPARABLE = "not comparable"
 
-#: leaf parameter names that differ: (torch layer class name prefix, torch name) -> MindSpore name
-_LEAF_NAMES = {
-    "BatchNorm": {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
-                  "running_var": "moving_variance"},
-    "Embedding": {"weight": "embedding_table"},
-    "LayerNorm": {"weight": "gamma", "bias": "beta"},
-    "GroupNorm": {"weight": "gamma", "bias": "beta"},
-}
 _SKIP_BUFFERS = {"num_batches_tracked"}
 
 
@@ -597,15 +589,31 @@ def _torch_state(tmod):
 
 
 def ms_name_for(tmod, torch_name: str) -> str:
-    """The MindSpore parameter name of the torch parameter/buffer ``torch_name``."""
+    """The MindSpore parameter name of the torch parameter/buffer ``torch_name``, from
+    the ``params`` of the mapping entry of the layer that owns it."""
     path, _, leaf = torch_name.rpartition(".")
     owner = tmod.get_submodule(path) if path else tmod
-    cls = type(owner).__name__
-    for prefix, table in _LEAF_NAMES.items():
-        if cls.startswith(prefix) and leaf in table:
-            leaf = table[leaf]
-            break
+    params = _layer_params(type(owner))
+    if callable(params):
+        leaf = params(owner, leaf)
+    elif params:
+        leaf = params.get(leaf, leaf)
     return f"{path}.{leaf}" if path else leaf
+
+
+def _layer_params(cls):
+    """The ``params`` map of the mapping entry for a torch layer class (or its torch
+    base class, for user subclasses of a torch layer)."""
+    from msmagic.engine import spec
+    from msmagic.rules.registry import _load
+
+    _load()
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("torch.nn"):
+            entry = spec.APIS.get(f"torch.nn.{klass.__name__}")
+            if entry is not None and entry.params is not None:
+                return entry.params
+    return None
 
 
 def compare_name(name, tns, mns, rtol, atol, statement) -> list[Row]:

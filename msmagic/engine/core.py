@@ -35,6 +35,7 @@ from msmagic.result import Edit, Finding, PortResult, StatementLink
 UNMAPPED_RULE = "GEN001"
 UNKNOWN_RECEIVER_RULE = "GEN002"
 STAR_ARGS_RULE = "GEN003"
+UNKNOWN_METHOD_RULE = "API005"
 IMPORT_RULE = "IMP001"
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 _OPTIONS = {"session", "view", "quiet"}
@@ -982,7 +983,22 @@ class PortTransformer(cst.CSTTransformer):
             specs = S.METHODS.get(func.attr.value)
             if specs:
                 return self._method(original, updated, specs)
+            self._unknown_tensor_method(original)
         return updated
+
+    def _unknown_tensor_method(self, original: cst.Call) -> None:
+        """A method on a value known to be a tensor with no verified entry: flagged."""
+        name = original.func.attr.value
+        if name in S.HANDLED_BY_STATEMENT_RULES or name.startswith("__"):
+            return
+        if self.kind_of(original.func.value) != S.TENSOR:
+            return
+        self.finding(
+            UNKNOWN_METHOD_RULE, original, f"Tensor.{name}",
+            f"Tensor.{name} has no verified MindSpore mapping (the method is missing or computed "
+            "something else on PyTorch's samples); left unchanged",
+            comment=f"Tensor.{name} not verified for MindSpore",
+        )
 
     def _method(self, original: cst.Call, updated: cst.Call, specs: list[S.Method]):
         recv_kind = self.kind_of(original.func.value)
@@ -1008,6 +1024,8 @@ class PortTransformer(cst.CSTTransformer):
                     )
                 return updated
         if chosen is None:
+            if recv_kind == S.TENSOR:
+                self._unknown_tensor_method(original)
             return updated
         label = {"tensor": "Tensor", "module": "Module", "optimizer": "Optimizer"}.get(chosen.receiver, "")
         return Site(self, original, updated, chosen, f"{label}.{name}" if label else f".{name}").run()

@@ -61,6 +61,11 @@ class Api:
     #: An attribute (``torch.float32``) rather than something called.
     attr: bool = False
     detail: str = ""
+    #: For a layer: how its parameter and buffer names map to the MindSpore Cell's. A
+    #: dict of leaf names (``{"weight": "gamma"}``) or ``fn(torch_module, name) -> name``
+    #: for nested or renamed structures (``bn2d.gamma``, ``rnn.w_ih_list.0``). Parity
+    #: synchronises and compares parameters through this, never through a table of its own.
+    params: Any = None
 
 
 @dataclass
@@ -110,6 +115,15 @@ MEMBERS: dict[str, list[Member]] = {}
 #: imports. ``None``: the module has no single counterpart; its import is removed and
 #: each name used from it is reached through the MindSpore target's own import.
 MODULES: dict[str, Optional[str]] = {}
+
+
+#: Tensor method names that statement-level rules port (``loss.backward()``): a tensor
+#: receiver with one of these names is not an unknown method.
+HANDLED_BY_STATEMENT_RULES: set[str] = set()
+
+
+def handled_by_statement_rules(*names: str) -> None:
+    HANDLED_BY_STATEMENT_RULES.update(names)
 
 
 def api(torch: str, target: Optional[str] = None, **kw) -> Api:

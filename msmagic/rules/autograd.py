@@ -21,8 +21,11 @@ import libcst as cst
 
 from msmagic.engine.core import STATEMENT_HOOKS, _STATEMENTS, _code
 from msmagic.engine.session import MARKER
-from msmagic.engine.spec import api
+from msmagic.engine.spec import api, handled_by_statement_rules
 from msmagic.rules.registry import register
+
+# ported (or flagged) by the statement-level hooks below, not by the method table
+handled_by_statement_rules("backward", "register_hook", "retain_grad")
 
 GROUP = "Autograd"
 SEED = "seeds/002 Gradient Derivation"

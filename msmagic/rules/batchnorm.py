@@ -210,13 +210,19 @@ def _layer(site):
     return train_mode(site, new)
 
 
+#: parameter and buffer names: MindSpore's BatchNorm3d keeps them on an inner ``bn2d``
+BN_PARAMS = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
+             "running_var": "moving_variance"}
+BN3D_PARAMS = {k: f"bn2d.{v}" for k, v in BN_PARAMS.items()}
+
 for _d in ("1d", "2d", "3d"):
     api(f"torch.nn.BatchNorm{_d}", f"mindspore.nn.BatchNorm{_d}", rule="BNM001",
         sig=("num_features", "eps", "momentum", "affine", "track_running_stats", "device",
              "dtype"),
         ms_sig=("num_features", "eps", "momentum", "affine"),
         values={"momentum": _momentum, "track_running_stats": _track},
-        drop={"device": "DEV003"}, handler=_layer, returns=f"module:torch.nn.BatchNorm{_d}")
+        drop={"device": "DEV003"}, handler=_layer, returns=f"module:torch.nn.BatchNorm{_d}",
+        params=BN3D_PARAMS if _d == "3d" else BN_PARAMS)
 
 
 def _inner(target: str, rule: str):

@@ -142,7 +142,7 @@ def _not_none(site, arg) -> bool:
     return site.literal(arg.value, default=True) is not None
 
 
-api("torch.nn.Embedding", rule="EMB001",
+api("torch.nn.Embedding", rule="EMB001", params={"weight": "embedding_table"},
     sig=("num_embeddings", "embedding_dim", "padding_idx", "max_norm", "norm_type",
          "scale_grad_by_freq", "sparse", "_weight", "_freeze", "device", "dtype"),
     ms_sig=("vocab_size", "embedding_size", "use_one_hot", "embedding_table", "dtype", "padding_idx"),
@@ -209,7 +209,7 @@ api("torch.nn.LayerNorm", rule="NRM001",
         "bias": (_is_false, "MindSpore's LayerNorm always has a trainable beta"),
         "dtype": "pass dtype=mindspore.<type> by hand",
     },
-    handler=_layer_norm, returns=LAYER_NORM)
+    handler=_layer_norm, returns=LAYER_NORM, params={"weight": "gamma", "bias": "beta"})
 
 for _old, _new in (("weight", "gamma"), ("bias", "beta")):
     member(_old, "NRM002", receiver=LAYER_NORM, target=_new, returns="tensor")

@@ -1,0 +1,250 @@
+"""Growing the table from PyTorch's test database, by execution only.
+
+``python -m msmagic.apis.discover`` (``make discover-apis``) proposes a candidate
+mapping for every public ``op_db`` API the engine does not map yet:
+
+* ``torch.X`` / ``torch.nn.functional.X`` / ``torch.special.X`` / ``torch.linalg.X`` /
+  ``torch.fft.X`` -> ``mindspore.ops.X`` when it exists, with the parameter renames
+  MindSpore's signature implies (``dim`` -> ``axis``, ``keepdim`` -> ``keep_dims``);
+* ``Tensor.X`` -> MindSpore's ``Tensor.X``;
+* ``Tensor.X_`` -> MindSpore's in-place method, else ``X`` with the name rebound.
+
+Each candidate runs through the harness (:mod:`msmagic.apis.harness`). When its only
+difference is an int32 index result, it is retried with a cast to int64. Candidates
+that verify are written to ``table.json``; those MindSpore computes differently are
+written as ``flagged`` entries with what differs, so the port says so instead of
+guessing. Nothing is added that did not run.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import sys
+import time
+
+from msmagic import apis
+
+
+def _ms_target(key: str):
+    import mindspore
+    from mindspore import ops
+
+    name = key.rsplit(".", 1)[-1]
+    if key.startswith("Tensor."):
+        return name if hasattr(mindspore.Tensor, name) else None
+    fam = key.split(".")[1] if key.count(".") >= 2 else ""
+    if fam == "fft" and hasattr(ops, name):
+        return f"mindspore.ops.{name}"
+    if hasattr(ops, name) and not inspect.isclass(getattr(ops, name)):
+        return f"mindspore.ops.{name}"
+    return None
+
+
+def _renames(target: str) -> dict:
+    """dim -> axis style renames that MindSpore's signature implies."""
+    import importlib
+
+    mod, _, name = target.rpartition(".")
+    try:
+        params = inspect.signature(getattr(importlib.import_module(mod), name)).parameters
+    except (TypeError, ValueError, AttributeError):
+        return {}
+    out = {}
+    if "dim" not in params and "axis" in params:
+        out["dim"] = "axis"
+    if "keepdim" not in params:
+        for k in ("keep_dims", "keepdims"):
+            if k in params:
+                out["keepdim"] = k
+    if "input" not in params:
+        first = next(iter(params), None)
+        if first and first not in ("dim", "axis"):
+            out["input"] = first
+    return out
+
+
+DOCS_TABLE = ("r2.4.10/api_mapping/pytorch_api_mapping.md",)
+_ROW = re.compile(r"^\|\s*\[(torch\.[\w.]+)\]\([^)]*\)\s*\|\s*\[(mindspore\.[\w.]+)\]")
+
+
+def documented_targets() -> dict:
+    """torch name -> MindSpore name, from MindSpore's own mapping table (a fact to
+    verify, not to trust: the candidate is kept only if it runs the same)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "shared" / "reference" / "mindspore-docs"
+    out = {}
+    for rel in DOCS_TABLE:
+        path = root / rel
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            m = _ROW.match(line)
+            if m:
+                torch_name, ms_name = m.groups()
+                if torch_name.startswith("torch.Tensor."):
+                    torch_name = "Tensor." + torch_name[len("torch.Tensor."):]
+                    ms_name = ms_name.rsplit(".", 1)[-1]
+                out.setdefault(torch_name, ms_name)
+    return out
+
+
+def _exists(target: str) -> bool:
+    import importlib
+
+    mod, _, name = target.rpartition(".")
+    try:
+        return hasattr(importlib.import_module(mod), name)
+    except ImportError:
+        return False
+
+
+def module_candidates(index: dict, docs: dict) -> dict:
+    """Layers of module_db with a same-named (or documented) MindSpore layer."""
+    import mindspore
+
+    from msmagic.apis import catalog
+
+    known = {e.key for e in catalog.entries()}
+    table = apis.table()
+    out = {}
+    for key in sorted(index):
+        if key in known or (key in table and "flagged" not in table[key]):
+            continue
+        name = key.rsplit(".", 1)[-1]
+        tries = []
+        for target in (docs.get(key), f"mindspore.nn.{name}"):
+            if target and target.startswith("mindspore.nn.") and _exists(target) and \
+                    {"target": target} not in tries and table.get(key, {}).get("tried") != target:
+                tries.append({"target": target})
+        if tries:
+            out[key] = tries
+    return out
+
+
+def candidates(index: dict) -> dict:
+    """key -> list of candidate field dicts to try in order."""
+    import mindspore
+
+    from msmagic.apis import catalog
+
+    known = {e.key for e in catalog.entries()}
+    table = apis.table()
+    docs = documented_targets()
+    out = {}
+    for key, (op, form) in sorted(index.items()):
+        if key in known and not (key in table and "flagged" in table[key]):
+            continue
+        retry = key in table  # flagged by an earlier round: only new targets
+        tries = []
+        if form == "inplace":
+            base = key[len("Tensor."):-1]
+            if hasattr(mindspore.Tensor, base + "_"):
+                tries.append({"target": base + "_"})
+            if hasattr(mindspore.Tensor, base):
+                tries.append({"target": base, "inplace": "rebind"})
+        else:
+            same = _ms_target(key)
+            doc = docs.get(key)
+            if doc and not key.startswith("Tensor.") and not _exists(doc):
+                doc = None
+            if doc and key.startswith("Tensor.") and not hasattr(mindspore.Tensor, doc):
+                doc = None
+            for target in (same, doc):
+                if not target or any(t.get("target") == target for t in tries):
+                    continue
+                if retry and target == same:
+                    continue
+                fields = {"target": target}
+                if not key.startswith("Tensor."):
+                    ren = _renames(target)
+                    if ren:
+                        fields["rename"] = ren
+                tries.append(fields)
+        if tries and retry and form == "inplace":
+            continue  # in-place variants were tried in full already
+        if tries:
+            out[key] = tries
+    return out
+
+
+_INT32 = re.compile(r"^(?:\[(\d+)\]: )?dtype int32 where PyTorch gives int64")
+
+
+def _cast_for(rec: dict, n_hint: int = 2):
+    """The cast that fixes an int32-vs-int64 index result, or None."""
+    reasons = [w for w in rec.get("dtypes", {}).values() if w.startswith("differs")]
+    reasons += [p["status"] for p in rec.get("failing_patterns", []) if p["status"].startswith("differs")]
+    casts = set()
+    for why in reasons:
+        m = _INT32.match(why.split(": ", 1)[1] if why.startswith("differs: ") else "")
+        if not m:
+            return None
+        casts.add(m.group(1))
+    if not casts:
+        return None
+    if casts == {None}:
+        return "int64"
+    idx = {int(c) for c in casts if c is not None}
+    return [("int64" if i in idx else None) for i in range(max(idx) + 1)]
+
+
+def main(argv=None) -> int:
+    from msmagic.apis import harness, samples
+
+    t0 = time.perf_counter()
+    index = samples.op_index()
+    cands = candidates(index)
+    kinds = dict.fromkeys(cands, "op")
+    mods = module_candidates(samples.module_index(), documented_targets())
+    cands.update(mods)
+    kinds.update(dict.fromkeys(mods, "module"))
+    print(f"{len(cands)} candidates from op_db and module_db", flush=True)
+    pool = harness.Pool(2)
+    chosen: dict = {}
+    results: dict = {}
+    round_ = {k: 0 for k in cands}
+    todo = {k: v[0] for k, v in cands.items()}
+    while todo:
+        jobs = [{"kind": kinds[k], "key": k, "fields": f} for k, f in todo.items()]
+        res = pool.run(jobs, lambda d, n, r: print(f"  {d}/{n}", flush=True) if d % 50 == 0 else None)
+        todo = {}
+        for r in res:
+            key = r["job"]["key"]
+            fields = r["job"]["fields"]
+            rec = r["result"][key]
+            if rec["status"] == "verified":
+                chosen[key] = fields
+                results[key] = rec
+                continue
+            cast = _cast_for(rec) if "cast" not in fields else None
+            if cast is not None:
+                todo[key] = {**fields, "cast": cast}
+                continue
+            round_[key] += 1
+            if round_[key] < len(cands[key]):
+                todo[key] = cands[key][round_[key]]
+                continue
+            if rec["status"] in ("differs", "raises") and rec.get("error"):
+                results[key] = rec
+                chosen[key] = {"flagged": _reason(key, rec)}
+    table = dict(apis.table())
+    table.update(chosen)
+    apis.TABLE_PATH.write_text(json.dumps(dict(sorted(table.items())), indent=1, sort_keys=True) + "\n")
+    ok = sum(1 for f in chosen.values() if "flagged" not in f)
+    print(f"added {ok} verified entries and {len(chosen) - ok} flagged ones in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def _reason(key: str, rec: dict) -> str:
+    err = rec.get("error", "")
+    kind, _, detail = err.partition(": ")
+    if kind == "differs":
+        return f"on the installed MindSpore the same-named API gives another result ({detail})"
+    return f"the installed MindSpore's counterpart raises on CPU ({detail[:140]})"
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

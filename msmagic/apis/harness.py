@@ -1,0 +1,659 @@
+"""The verification harness: every mapping proven by running both frameworks.
+
+``python -m msmagic.apis.harness`` (``make verify-apis``) verifies each entry of the
+engine's tables and writes ``msmagic/apis/verification.json``:
+
+* an entry that PyTorch's ``op_db`` tests (functions, Tensor methods, in-place variants,
+  ``nn.functional``, ``linalg``, ``special``, ``fft``) is run on its samples for
+  float32, float64, int64 and bool where the operator supports them: each sample is
+  written as a PyTorch snippet, ported with :func:`msmagic.port`, run on both sides and
+  compared (values, shapes, dtypes);
+* a layer that ``module_db`` tests is built from its constructor samples, its
+  parameters are copied across, and its forward outputs compared;
+* other APIs have hand-written cases (:mod:`msmagic.apis.cases`);
+* every rule example is run in lockstep, and the APIs it ported are credited.
+
+Each op runs in a worker process; a worker that crashes (a native abort in either
+framework) is restarted and the entry recorded as crashed. ``--discover`` proposes
+same-signature candidates for op_db entries the table lacks and keeps those that pass
+(see :mod:`msmagic.apis.discover`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Optional
+
+RTOL, ATOL = 1e-4, 1e-5
+_WORST = {"ok": 0, "raises": 1, "differs": 2}
+
+
+# ----------------------------------------------------------------------------- comparing
+
+
+def _dtype_name(d) -> str:
+    return str(d).split(".")[-1].lower()
+
+
+def compare(t, m) -> Optional[str]:
+    """None when the MindSpore result ``m`` is PyTorch's ``t``; else what differs."""
+    import mindspore
+    import numpy as np
+    import torch
+
+    if isinstance(t, torch.Tensor):
+        if not isinstance(m, mindspore.Tensor):
+            return f"returns {type(m).__name__} where PyTorch returns a tensor"
+        if tuple(t.shape) != tuple(m.shape):
+            return f"shape {tuple(m.shape)} where PyTorch gives {tuple(t.shape)}"
+        td, md = _dtype_name(t.dtype), _dtype_name(m.dtype)
+        if td != md:
+            return f"dtype {md} where PyTorch gives {td}"
+        a = t.detach().cpu().numpy()
+        b = m.asnumpy()
+        if a.dtype.kind in "fc":
+            if not np.allclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True):
+                with np.errstate(invalid="ignore"):
+                    d = np.nanmax(np.abs(b.astype("float64") - a.astype("float64"))) if a.size else 0
+                return f"values differ (max |d| {d:.3g})"
+        elif not np.array_equal(a, b):
+            return "values differ"
+        return None
+    if isinstance(t, (tuple, list)):
+        if not isinstance(m, (tuple, list)):
+            return f"returns {type(m).__name__} where PyTorch returns a tuple of {len(t)}"
+        if len(t) != len(m):
+            return f"returns {len(m)} values where PyTorch returns {len(t)}"
+        for i, (a, b) in enumerate(zip(t, m)):
+            why = compare(a, b)
+            if why:
+                return f"[{i}]: {why}"
+        return None
+    if isinstance(t, (bool, int, float)):
+        if isinstance(m, mindspore.Tensor):
+            return "returns a tensor where PyTorch returns a Python number"
+        if type(t) is not type(m) and not (isinstance(t, float) and isinstance(m, float)):
+            return f"returns {type(m).__name__} where PyTorch returns {type(t).__name__}"
+        if isinstance(t, float):
+            return None if np.isclose(m, t, rtol=RTOL, atol=ATOL, equal_nan=True) else "values differ"
+        return None if t == m else "values differ"
+    if t is None:
+        return None if m is None else f"returns {type(m).__name__} where PyTorch returns None"
+    if isinstance(t, torch.dtype):
+        return None if _dtype_name(t) == _dtype_name(m) else f"dtype {m} where PyTorch gives {t}"
+    return "not comparable"
+
+
+# ----------------------------------------------------------------------------- running
+
+
+class _Runner:
+    """Ports and runs snippets in this process (a worker)."""
+
+    def __init__(self) -> None:
+        import mindspore  # noqa: F401  (load once, before timing anything)
+        import torch
+
+        import msmagic
+
+        self.msmagic = msmagic
+        self.torch = torch
+        self._ports: dict = {}
+
+    def port(self, code: str, tensors) -> Any:
+        from msmagic.engine.session import PortSession
+
+        hit = self._ports.get(code)
+        if hit is None:
+            session = PortSession()
+            session.kinds = {name: "tensor" for name in tensors}
+            hit = self.msmagic.port(code, session=session)
+            self._ports[code] = hit
+        return hit
+
+    def run_snippet(self, snippet, key: str) -> tuple[str, str]:
+        """("ok" | "raises" | "differs" | "skip" | "flagged", detail)."""
+        import mindspore
+        import numpy as np
+
+        src = "import torch\n" + snippet.code
+        tns = {"__name__": "__verify_torch__"}
+        tns.update({k: v.clone() for k, v in snippet.tensors.items()})
+        try:
+            exec(compile(src, "<torch>", "exec"), tns)
+        except Exception as exc:  # PyTorch itself refuses this sample
+            return "skip", f"PyTorch raises {type(exc).__name__}"
+        if "out" not in tns:
+            return "skip", "no output"
+        try:
+            port = self.port(src, snippet.tensors)
+        except Exception as exc:
+            return "raises", f"port failed: {type(exc).__name__}: {exc}"
+        own = [f for f in port.unsupported if f.api in (key, f".{key.rsplit('.', 1)[-1]}")
+               or f.rule_id in ("GEN001", "API005", "API007")]
+        if any(f.rule_id in ("GEN001", "API005", "API007", "GEN002") for f in own):
+            return "flagged", own[0].reason
+        mns = {"__name__": "__verify_mindspore__"}
+        for k, v in snippet.tensors.items():
+            mns[k] = mindspore.Tensor(np.ascontiguousarray(v.detach().cpu().numpy()))
+        try:
+            exec(compile(port.code, "<mindspore>", "exec"), mns)
+        except Exception as exc:
+            msg = str(exc).strip().splitlines()
+            return "raises", f"{type(exc).__name__}: {msg[0][:160] if msg else ''}"
+        try:  # MindSpore may run the kernel only when the value is read
+            why = compare(tns["out"], mns.get("out"))
+        except Exception as exc:
+            msg = str(exc).strip().splitlines()
+            return "raises", f"{type(exc).__name__}: {msg[0][:160] if msg else ''}"
+        if why is None:
+            return "ok", ""
+        if why == "not comparable":
+            return "skip", why
+        return "differs", why
+
+    def run_module(self, snippet, key: str) -> tuple[str, str]:
+        from msmagic.lockstep import MATCH, ONLY_MS, execute, plan_steps
+
+        src = "import torch\n" + snippet.code
+        try:
+            port = self.port(src, snippet.tensors)
+        except Exception as exc:
+            return "raises", f"port failed: {exc}"
+        if any(f.rule_id in ("GEN001", "API005", "API007") for f in port.unsupported):
+            return "flagged", port.unsupported[0].reason
+        import mindspore
+        import numpy as np
+
+        tns = {"__name__": "__verify_torch__"}
+        tns.update({k: v.clone() for k, v in snippet.tensors.items()})
+        mns = {"__name__": "__verify_mindspore__"}
+        for k, v in snippet.tensors.items():
+            mns[k] = mindspore.Tensor(np.ascontiguousarray(v.detach().cpu().numpy()))
+        steps = plan_steps(src, port)
+        run = execute(steps, tns, mns, port=port, sync=True, rtol=RTOL, atol=ATOL)
+        if run.torch_error is not None:
+            return "skip", f"PyTorch raises {type(run.torch_error).__name__}"
+        if run.ms_error is not None:
+            msg = str(run.ms_error).strip().splitlines()
+            return "raises", f"{type(run.ms_error).__name__}: {msg[0][:160] if msg else ''}"
+        out = [r for r in run.rows if r.name == "out"]
+        if not out:
+            return "skip", "no output compared"
+        bad = [r for r in run.rows if r.status not in (MATCH, ONLY_MS)]
+        if bad:
+            r = bad[0]
+            return "differs", f"{r.name}: {r.status} (max |d| {r.max_abs})"
+        dtype = strict_dtype_mismatch(r for r in run.rows if r.status == MATCH)
+        if dtype:
+            return "differs", dtype
+        return "ok", ""
+
+
+def _aggregate(key: str, source: str, outcomes: list) -> dict:
+    """outcomes: (snippet, status, detail) -> the entry's record."""
+    dtypes: dict[str, str] = {}
+    patterns: dict[tuple, dict] = {}
+    counts = {"ok": 0, "raises": 0, "differs": 0, "skip": 0, "flagged": 0}
+    first_error = ""
+    zero_dim = ""
+    for snip, status, detail in outcomes:
+        if snip.zero_dim and status in ("differs", "raises"):
+            # 0-d inputs are rare in notebooks: recorded apart, not held against the entry
+            zero_dim = zero_dim or f"{status}: {detail}"
+            continue
+        counts[status] = counts.get(status, 0) + 1
+        if status in ("skip",):
+            continue
+        if status == "flagged":
+            first_error = first_error or detail
+            continue
+        label = "ok" if status == "ok" else f"{status}: {detail}"
+        prev = dtypes.get(snip.dtype)
+        if prev is None or _WORST[status] > _WORST[prev.split(":")[0]]:
+            dtypes[snip.dtype] = label
+        pat = (snip.positional, tuple(snip.keywords))
+        p = patterns.setdefault(pat, {"positional": snip.positional, "keywords": list(snip.keywords),
+                                      "status": label})
+        # a pattern is verified when a sample with it passed (dtype failures are kept
+        # per dtype above); it fails only when no sample with it passed
+        if status == "ok":
+            p["status"] = "ok"
+            p["passed"] = True
+        elif not p.get("passed") and _WORST[status] >= _WORST[p["status"].split(":")[0]]:
+            p["status"] = label
+        if status != "ok" and not first_error:
+            first_error = f"{status}: {detail}"
+    float_differs = any(d in ("float32", "float64") and w.startswith("differs") for d, w in dtypes.items())
+    if float_differs or (counts["differs"] and not counts["ok"]):
+        status = "differs"
+    elif counts["ok"]:
+        status = "verified"
+    elif counts["raises"]:
+        status = "raises"
+    elif counts["flagged"]:
+        status = "flagged"
+    else:
+        status = "untested"
+    ok_patterns = sorted((p for p in patterns.values() if p["status"] == "ok"),
+                         key=lambda p: (p["positional"], p["keywords"]))
+    rec = {
+        "status": status,
+        "source": source,
+        "samples": counts["ok"],
+        "dtypes": dict(sorted(dtypes.items())),
+        "patterns": [{"positional": p["positional"], "keywords": p["keywords"]} for p in ok_patterns],
+    }
+    failing = sorted(({k: v for k, v in p.items() if k != "passed"} for p in patterns.values()
+                      if p["status"] != "ok"), key=lambda p: (p["positional"], p["keywords"]))
+    if failing:
+        rec["failing_patterns"] = failing[:6]
+    if zero_dim:
+        rec["zero_dim"] = zero_dim[:200]
+    if first_error and status != "verified":
+        rec["error"] = first_error[:240]
+    return rec
+
+
+def verify_op(runner: _Runner, key: str, per_dtype: int) -> dict:
+    from msmagic.apis import samples
+
+    idx = _op_index()
+    op, form = idx[key]
+    outcomes = []
+    for snip in samples.snippets_for(op, form, key, per_dtype):
+        status, detail = runner.run_snippet(snip, key)
+        outcomes.append((snip, status, detail))
+    return _aggregate(key, f"op_db:{op.name}", outcomes)
+
+
+def verify_module(runner: _Runner, key: str, per_dtype: int) -> dict:
+    from msmagic.apis import samples
+
+    info = _module_index()[key]
+    outcomes = []
+    for snip in samples.module_snippets(info, key, per_dtype):
+        status, detail = runner.run_module(snip, key)
+        outcomes.append((snip, status, detail))
+    return _aggregate(key, f"module_db:{info.module_cls.__name__}", outcomes)
+
+
+def verify_case(runner: _Runner, key: str) -> dict:
+    from msmagic.apis import cases
+    from msmagic.apis.samples import Snippet
+
+    outcomes = []
+    for case in cases.CASES.get(key, ()):
+        snip = Snippet(code=case.code, positional=case.positional, keywords=case.keywords,
+                       dtype=case.dtype)
+        status, detail = runner.run_case(case) if hasattr(runner, "run_case") else _run_case(case)
+        outcomes.append((snip, status, detail))
+    return _aggregate(key, "case", outcomes)
+
+
+def strict_dtype_mismatch(rows) -> Optional[str]:
+    """Lockstep compares dtype kinds (int vs float); the harness wants exact dtypes."""
+    for r in rows:
+        a, b = _dtype_name(r.torch_dtype), _dtype_name(r.ms_dtype)
+        if r.torch_dtype and r.ms_dtype and a != b and "tensor" not in (a, b):
+            if {a, b} <= {"int", "float", "bool", "tuple", "list", "nonetype", "str"}:
+                if a == b:
+                    continue
+            return f"{r.name}: dtype {b} where PyTorch gives {a}"
+    return None
+
+
+def _run_case(case) -> tuple[str, str]:
+    from msmagic.lockstep import MATCH, ONLY_MS, run_pair
+
+    run = run_pair(case.code, rtol=RTOL, atol=ATOL)
+    flagged = [f for f in run.port.unsupported]
+    if flagged:
+        return "flagged", str(flagged[0])
+    if run.torch_error is not None:
+        return "skip", f"PyTorch raises {run.torch_error!r}"
+    if run.ms_error is not None:
+        msg = str(run.ms_error).strip().splitlines()
+        return "raises", f"{type(run.ms_error).__name__}: {msg[0][:160] if msg else ''}"
+    if not any(r.status == MATCH for r in run.rows):
+        return "skip", "nothing compared"
+    bad = [r for r in run.rows if r.status not in (MATCH, ONLY_MS)]
+    if bad:
+        return "differs", f"{bad[0].name}: {bad[0].status} (max |d| {bad[0].max_abs})"
+    dtype = strict_dtype_mismatch(r for r in run.rows if r.status == MATCH)
+    if dtype:
+        return "differs", dtype
+    return "ok", ""
+
+
+def verify_rule_example(rule_id: str) -> dict:
+    """Run one rule's example in lockstep: {api key: record} for what it ported."""
+    from msmagic.lockstep import MATCH, ONLY_MS, run_pair
+    from msmagic.rules.registry import get_rule
+
+    rule = get_rule(rule_id)
+    if rule.finding_only:
+        return {}
+    run = run_pair(rule.example, rtol=RTOL, atol=ATOL)
+    ok = (run.torch_error is None and run.ms_error is None and any(r.status == MATCH for r in run.rows)
+          and all(r.status in (MATCH, ONLY_MS) for r in run.rows))
+    out = {}
+    for e in run.port.edits:
+        key = api_key(e.api)
+        if key:
+            rec = out.setdefault(key, {"status": "verified" if ok else "differs",
+                                       "source": f"rule example {rule_id}", "samples": 1,
+                                       "dtypes": {}, "patterns": []})
+            if not ok:
+                rec["error"] = run.explain()[:240]
+    return out
+
+
+def api_key(api: str) -> Optional[str]:
+    """The table key of an edit's ``api`` label (``Tensor.view``, ``torch.nn.Linear``)."""
+    if not api or api == "import":
+        return None
+    if api.startswith("."):
+        return None
+    return api
+
+
+# ----------------------------------------------------------------------------- indexes
+
+_OPS = None
+_MODULES = None
+
+
+def _op_index() -> dict:
+    global _OPS
+    if _OPS is None:
+        from msmagic.apis import samples
+
+        _OPS = samples.op_index()
+    return _OPS
+
+
+def _module_index() -> dict:
+    global _MODULES
+    if _MODULES is None:
+        from msmagic.apis import samples
+
+        _MODULES = samples.module_index()
+    return _MODULES
+
+
+# ----------------------------------------------------------------------------- worker
+
+
+def install_candidate(key: str, fields: Optional[dict]) -> None:
+    """Put a candidate table entry in front of the engine's own for ``key``."""
+    if fields is None:
+        return
+    from msmagic.engine import spec as S
+    from msmagic.rules import api_table
+
+    entry = api_table.build(key, fields)
+    if isinstance(entry, S.Method):
+        S.METHODS[entry.name] = [entry] + [m for m in S.METHODS.get(entry.name, [])
+                                           if m.receiver not in (S.TENSOR, "any")]
+    else:
+        S.APIS[key] = entry
+
+
+def worker() -> int:
+    """Read jobs (JSON lines) from stdin, write one JSON result line per job."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    runner = _Runner()
+    from msmagic.apis import cases  # noqa: F401
+
+    out = sys.stdout
+    sys.stdout = sys.stderr  # what the frameworks print must not corrupt the protocol
+    for line in sys.stdin:
+        job = json.loads(line)
+        t0 = time.perf_counter()
+        try:
+            kind = job["kind"]
+            if job.get("fields") is not None:
+                install_candidate(job["key"], job["fields"])
+                runner._ports.clear()
+            if kind == "op":
+                result = {job["key"]: verify_op(runner, job["key"], job.get("per_dtype", 4))}
+            elif kind == "module":
+                result = {job["key"]: verify_module(runner, job["key"], job.get("per_dtype", 4))}
+            elif kind == "case":
+                result = {job["key"]: verify_case(runner, job["key"])}
+            elif kind == "rule":
+                result = verify_rule_example(job["key"])
+            else:
+                raise ValueError(kind)
+        except Exception as exc:  # a harness failure is a result too, never a silent pass
+            result = {job["key"]: {"status": "raises", "source": "harness", "samples": 0, "dtypes": {},
+                                   "patterns": [], "error": f"harness: {type(exc).__name__}: {exc}"[:240]}}
+        out.write(json.dumps({"job": job, "result": result, "seconds": time.perf_counter() - t0}) + "\n")
+        out.flush()
+    return 0
+
+
+class Pool:
+    """Worker processes fed one job at a time; a crashed worker is replaced."""
+
+    def __init__(self, n: int, timeout: float = 120.0) -> None:
+        self.n = n
+        self.timeout = timeout
+
+    def _spawn(self):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", GLOG_v="3", PYTHONWARNINGS="ignore")
+        return subprocess.Popen([sys.executable, "-m", "msmagic.apis.harness", "--worker"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                text=True, env=env)
+
+    def run(self, jobs: list, progress=None) -> list:
+        import selectors
+
+        pending = list(jobs)
+        results = []
+        procs = {}
+        sel = selectors.DefaultSelector()
+
+        def feed(p):
+            if not pending:
+                return False
+            job = pending.pop(0)
+            procs[p] = (job, time.monotonic())
+            p.stdin.write(json.dumps(job) + "\n")
+            p.stdin.flush()
+            return True
+
+        def start():
+            p = self._spawn()
+            sel.register(p.stdout, selectors.EVENT_READ, p)
+            if not feed(p):
+                self._stop(p, sel)
+                procs.pop(p, None)
+
+        for _ in range(min(self.n, len(pending))):
+            start()
+        while procs:
+            events = sel.select(timeout=5)
+            for keyobj, _ in events:
+                p = keyobj.data
+                line = p.stdout.readline()
+                job, _t = procs.pop(p)
+                if not line:  # the worker died
+                    results.append({"job": job, "result": {job["key"]: _crashed(job, p)}, "seconds": 0})
+                    self._stop(p, sel)
+                    if pending:
+                        start()
+                    continue
+                results.append(json.loads(line))
+                if progress:
+                    progress(len(results), len(jobs), results[-1])
+                if feed(p):
+                    continue
+                self._stop(p, sel)
+            now = time.monotonic()
+            for p, (job, t0) in list(procs.items()):
+                if now - t0 > self.timeout:
+                    p.kill()
+                    procs.pop(p)
+                    results.append({"job": job, "result": {job["key"]: {
+                        "status": "raises", "source": "harness", "samples": 0, "dtypes": {}, "patterns": [],
+                        "error": f"timed out after {self.timeout:.0f} s"}}, "seconds": self.timeout})
+                    self._stop(p, sel)
+                    if pending:
+                        start()
+        return results
+
+    @staticmethod
+    def _stop(p, sel) -> None:
+        try:
+            sel.unregister(p.stdout)
+        except Exception:
+            pass
+        try:
+            p.stdin.close()
+        except Exception:
+            pass
+        try:
+            p.wait(timeout=10)
+        except Exception:
+            p.kill()
+
+
+def _crashed(job, p) -> dict:
+    code = p.poll()
+    return {"status": "raises", "source": "harness", "samples": 0, "dtypes": {}, "patterns": [],
+            "error": f"the process crashed (exit {code}) running this entry"}
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def plan_jobs(keys: Optional[list] = None) -> list:
+    """One job per entry with an op_db/module_db/case source, plus one per rule example."""
+    from msmagic.apis import cases, catalog
+
+    ops = _op_index()
+    mods = _module_index()
+    jobs = []
+    entries = catalog.entries()
+    for e in entries:
+        key = e.key
+        if keys is not None and key not in keys:
+            continue
+        if e.flagged:
+            continue
+        if key in cases.CASES:
+            jobs.append({"kind": "case", "key": key})
+        elif key in ops and ops[key][1] != "inplace" or key in ops and e.inplace:
+            jobs.append({"kind": "op", "key": key})
+        elif key in mods:
+            jobs.append({"kind": "module", "key": key})
+    if keys is None:
+        from msmagic.rules.registry import all_rules
+
+        jobs += [{"kind": "rule", "key": r.id} for r in all_rules() if not r.finding_only]
+    return jobs
+
+
+def merge(results: list) -> dict:
+    """Records by key: a direct source (op_db, module_db, case) wins over a rule example."""
+    records: dict = {}
+    for res in results:
+        for key, rec in res["result"].items():
+            old = records.get(key)
+            if old is None:
+                records[key] = rec
+                continue
+            if old["source"].startswith("rule example") and not rec["source"].startswith("rule example"):
+                records[key] = rec
+            elif old["source"].startswith("rule example") and rec["source"].startswith("rule example"):
+                if rec["status"] != "verified":
+                    old["status"] = rec["status"]
+                    old["error"] = rec.get("error", "")
+                else:
+                    old["samples"] += 1
+    return dict(sorted(records.items()))
+
+
+def versions() -> dict:
+    from importlib.metadata import version
+
+    return {"torch": version("torch").split("+")[0], "mindspore": version("mindspore")}
+
+
+def write(records: dict, path=None) -> None:
+    from msmagic import apis
+
+    path = path or apis.RECORDS_PATH
+    data = {"versions": versions(), "records": records}
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m msmagic.apis.harness",
+                                description="Verify the API table by running both frameworks.")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--only", nargs="*", help="verify only these keys (printed, not written)")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--check", type=int, metavar="N", default=0,
+                   help="re-verify a fixed sample of N entries and compare with the committed records")
+    args = p.parse_args(argv)
+    if args.worker:
+        return worker()
+    t0 = time.perf_counter()
+    if args.only or args.check:
+        from msmagic import apis
+
+        keys = args.only or fixed_sample(args.check)
+        results = Pool(args.workers).run(plan_jobs(keys))
+        records = merge(results)
+        if args.only:
+            for k, r in records.items():
+                print(k, r["status"], r["source"], r.get("samples"), json.dumps(r.get("dtypes")),
+                      [(p["positional"], p["keywords"]) for p in r.get("patterns", [])],
+                      r.get("zero_dim", ""), r.get("error", "")[:200])
+            return 0
+        committed = apis.verification()["records"]
+        stale = [k for k, r in records.items() if committed.get(k, {}).get("status") != r["status"]]
+        for k in stale:
+            print(f"stale: {k}: committed {committed.get(k, {}).get('status')}, now {records[k]['status']}")
+        print(f"checked {len(records)} entries in {time.perf_counter() - t0:.0f} s; {len(stale)} stale")
+        return 1 if stale else 0
+    jobs = plan_jobs()
+
+    def progress(done, total, res):
+        if done % 50 == 0 or done == total:
+            print(f"  {done}/{total} jobs, {time.perf_counter() - t0:.0f} s", flush=True)
+
+    results = Pool(args.workers).run(jobs, progress)
+    records = merge(results)
+    write(records)
+    from msmagic.apis import catalog
+
+    catalog.write_docs()
+    print(catalog.summary_text(time.perf_counter() - t0))
+    return 0
+
+
+def fixed_sample(n: int) -> list:
+    """Every k-th verified table key: the same sample on every run."""
+    from msmagic import apis
+
+    keys = sorted(k for k, r in apis.verification()["records"].items()
+                  if not r["source"].startswith("rule example"))
+    if not keys:
+        return []
+    step = max(1, len(keys) // n)
+    return keys[::step][:n]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,233 @@
+"""Turning PyTorch's own test samples into small PyTorch snippets.
+
+PyTorch ships its operator test database with the wheel:
+``torch.testing._internal.common_methods_invocations.op_db`` (an ``OpInfo`` per
+operator, with ``sample_inputs(device, dtype)``) and
+``torch.testing._internal.common_modules.module_db`` (a ``ModuleInfo`` per layer, with
+constructor and forward inputs). Importing them needs the ``expecttest`` package.
+
+A sample becomes the code a user would write: tensors are bound to names ``a0``,
+``a1``... (their values travel separately to each framework), everything else is
+written as a literal. Samples holding values with no literal spelling (generators,
+slices, callables, complex numbers) are skipped.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+#: dtypes each entry is verified on, where the operator supports them
+DTYPES = ("float32", "float64", "int64", "bool")
+#: samples taken per operator and dtype: enough to cover the argument patterns
+#: (dim=, keepdim=, broadcasting, scalars) while keeping the full run short
+PER_DTYPE = 4
+
+FAMILY_PREFIXES = {
+    "nn.functional.": "torch.nn.functional.",
+    "linalg.": "torch.linalg.",
+    "special.": "torch.special.",
+    "fft.": "torch.fft.",
+}
+
+
+class Unwritable(Exception):
+    """A sample value that has no literal spelling in a snippet."""
+
+
+@dataclass
+class Snippet:
+    """``code`` calls the API on inputs ``a0``, ``a1``... given in ``tensors``.
+
+    ``pattern`` is the call's argument pattern: number of positional arguments and the
+    keyword names (the receiver of a method is not counted)."""
+
+    code: str
+    tensors: dict = field(default_factory=dict)
+    positional: int = 0
+    keywords: tuple = ()
+    dtype: str = ""
+    #: a tensor argument is 0-d (a scalar tensor)
+    zero_dim: bool = False
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.tensors: dict[str, Any] = {}
+
+    def value(self, v) -> str:
+        import torch
+
+        if isinstance(v, torch.Tensor):
+            if v.is_complex() or v.layout != torch.strided or v.dtype in (torch.bfloat16, torch.float16):
+                raise Unwritable("tensor kind")
+            name = f"a{len(self.tensors)}"
+            self.tensors[name] = v
+            return name
+        if isinstance(v, bool) or v is None:
+            return repr(v)
+        if isinstance(v, int):
+            return repr(v)
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "float('nan')"
+            if math.isinf(v):
+                return "float('inf')" if v > 0 else "-float('inf')"
+            return repr(v)
+        if isinstance(v, str):
+            return repr(v)
+        if isinstance(v, torch.dtype):
+            name = str(v).split(".")[-1]
+            if name not in ("float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool", "float16"):
+                raise Unwritable("dtype")
+            return f"torch.{name}"
+        if isinstance(v, torch.Size):
+            return repr(tuple(v))
+        if isinstance(v, (tuple, list)):
+            inner = ", ".join(self.value(x) for x in v)
+            if isinstance(v, tuple):
+                return f"({inner},)" if len(v) == 1 else f"({inner})"
+            return f"[{inner}]"
+        raise Unwritable(type(v).__name__)
+
+
+def torch_name(op) -> Optional[str]:
+    """The public PyTorch function an OpInfo tests (``torch.sin``,
+    ``torch.nn.functional.pad``), or None for private/internal ones."""
+    name = op.name
+    if name.startswith("_") or op.variant_test_name not in ("", "default"):
+        return None
+    for prefix, full in FAMILY_PREFIXES.items():
+        if name.startswith(prefix):
+            return full + name[len(prefix):]
+    if "." in name:
+        return None
+    return f"torch.{name}"
+
+
+def op_index() -> dict:
+    """key (``torch.sin``, ``Tensor.sin``, ``Tensor.sin_``) -> (OpInfo, form)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    out: dict = {}
+    for op in op_db:
+        fn = torch_name(op)
+        if fn is None:
+            continue
+        out.setdefault(fn, (op, "function"))
+        for alias in getattr(op, "aliases", ()) or ():
+            aname = getattr(alias, "name", "")
+            if aname and "." not in aname and not aname.startswith("_"):
+                out.setdefault(f"torch.{aname}", (op, "function"))
+        base = op.name
+        if "." not in base:
+            if op.method_variant is not None:
+                out.setdefault(f"Tensor.{base}", (op, "method"))
+            if op.inplace_variant is not None:
+                out.setdefault(f"Tensor.{base}_", (op, "inplace"))
+    return out
+
+
+def snippets_for(op, form: str, key: str, per_dtype: int = PER_DTYPE):
+    """Snippets calling ``key`` on the OpInfo's samples, per supported dtype."""
+    import torch
+
+    supported = {str(d).split(".")[-1] for d in op.supported_dtypes("cpu")}
+    for dtype in DTYPES:
+        if dtype not in supported:
+            continue
+        try:
+            samples = op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=False)
+            taken = 0
+            for sample in samples:
+                if taken >= per_dtype:
+                    break
+                snippet = _snippet(sample, form, key)
+                if snippet is not None:
+                    snippet.dtype = dtype
+                    taken += 1
+                    yield snippet
+        except Exception:  # a sample generator that fails on this build
+            continue
+
+
+def _snippet(sample, form: str, key: str) -> Optional[Snippet]:
+    w = _Writer()
+    try:
+        inp = w.value(sample.input)
+        args = [w.value(a) for a in sample.args]
+        kwargs = [(k, w.value(v)) for k, v in sample.kwargs.items()]
+    except Unwritable:
+        return None
+    call_args = ", ".join(args + [f"{k}={v}" for k, v in kwargs])
+    name = key.rsplit(".", 1)[-1]
+    if form == "function":
+        full = ", ".join([inp] + args + [f"{k}={v}" for k, v in kwargs])
+        code = f"out = {key}({full})"
+        positional = 1 + len(args)
+    else:
+        if not inp.startswith("a") or not inp[1:].isdigit():
+            return None  # a method needs a tensor receiver
+        if form == "method":
+            code = f"out = {inp}.{name}({call_args})"
+        else:
+            code = f"{inp}.{name}({call_args})\nout = {inp}"
+        positional = len(args)
+    return Snippet(code=code, tensors=w.tensors, positional=positional,
+                   keywords=tuple(sorted(k for k, _ in kwargs)),
+                   zero_dim=_is_zero_dim(sample.input))
+
+
+def _is_zero_dim(value) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.dim() == 0
+
+
+def module_index() -> dict:
+    """``torch.nn.Linear`` -> ModuleInfo."""
+    from torch.testing._internal.common_modules import module_db
+
+    out = {}
+    for info in module_db:
+        cls = info.module_cls
+        if cls.__module__.startswith("torch.nn"):
+            out.setdefault(f"torch.nn.{cls.__name__}", info)
+    return out
+
+
+def module_snippets(info, key: str, per_dtype: int = PER_DTYPE):
+    """(snippet constructing ``layer`` and calling it into ``out``) per sample."""
+    import torch
+
+    for dtype in ("float32",):  # layers are built in float32, as notebooks build them
+        try:
+            inputs = info.module_inputs_func(info, device="cpu", dtype=getattr(torch, dtype),
+                                             requires_grad=False, training=False)
+        except Exception:
+            continue
+        taken = 0
+        for mi in inputs:
+            if taken >= per_dtype:
+                break
+            if mi.forward_input is None:
+                continue
+            w = _Writer()
+            try:
+                ctor = [w.value(a) for a in mi.constructor_input.args]
+                ctor += [f"{k}={w.value(v)}" for k, v in mi.constructor_input.kwargs.items()]
+                n_ctor = len(w.tensors)
+                fwd = [w.value(a) for a in mi.forward_input.args]
+                fwd += [f"{k}={w.value(v)}" for k, v in mi.forward_input.kwargs.items()]
+            except Unwritable:
+                continue
+            if n_ctor:
+                continue  # tensors in the constructor (weights): not a notebook shape
+            if any(k in mi.constructor_input.kwargs for k in ("device", "dtype")):
+                continue
+            code = f"layer = {key}({', '.join(ctor)})\nout = layer({', '.join(fwd)})"
+            taken += 1
+            yield Snippet(code=code, tensors=w.tensors,
+                          positional=len(mi.constructor_input.args),
+                          keywords=tuple(sorted(mi.constructor_input.kwargs)), dtype=dtype)

@@ -1,0 +1,403 @@
+"""The API table: the bulk mappings of ``msmagic/apis/table.json`` and the port-time
+policy that the verification records drive.
+
+Each entry of the table is data. The fields, each with one spelling:
+
+``target``      MindSpore function (``mindspore.ops.sin``) or, for ``Tensor.*`` keys,
+                the MindSpore Tensor method name (``sin``).
+``rule``        the rule that explains the entry (default by family, below).
+``sig``         PyTorch parameter names in positional order (for renames and drops).
+``ms_sig``      MindSpore parameter names in positional order.
+``rename``      PyTorch parameter -> MindSpore parameter.
+``drop``        PyTorch parameter -> rule id explaining why MindSpore needs no such argument.
+``defaults``    MindSpore keyword -> source text written when PyTorch's default differs.
+``unsupported`` PyTorch parameter -> why it cannot be ported (flagged and removed).
+``cast``        dtype the result is cast to (``"int64"``), or a list with one dtype (or
+                null) per element of a tuple result.
+``fields``      names of a named-tuple result (``["values", "indices"]``).
+``inplace``     ``"rebind"``: the in-place method becomes its out-of-place form and the
+                name is rebound (``x.add_(y)`` -> ``x = x.add(y)``).
+``pack``        the PyTorch API takes ``*size``; spread-out sizes become one tuple.
+``returns``     kind of the result for receiver typing (default ``"tensor"``).
+``random``      the API draws random numbers (parity copies its values across).
+``flagged``     the installed MindSpore has no faithful counterpart: the reason. The call
+                is left as PyTorch with a finding.
+``note``        what the verification found that a user should know.
+
+Port-time policy (from ``verification.json``): a table mapping is emitted silently only
+for an argument pattern (number of positional arguments, keyword names) it was verified
+with; any other pattern is ported and flagged. An entry whose verification found a
+dtype that MindSpore computes differently is ported and flagged with that dtype.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msmagic import apis
+from msmagic.engine import spec as S
+from msmagic.rules._util import pack_positional
+from msmagic.rules.registry import register
+
+GROUP = "API table"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+
+FUNCTION_RULE = "API001"
+METHOD_RULE = "API002"
+INPLACE_RULE = "API003"
+CAST_RULE = "API004"
+UNKNOWN_METHOD_RULE = "API005"
+PATTERN_RULE = "API006"
+FLAGGED_RULE = "API007"
+
+register(
+    FUNCTION_RULE,
+    "Functions whose MindSpore counterpart was verified on PyTorch's samples",
+    group=GROUP,
+    why="""
+        These PyTorch functions (``torch.*``, ``torch.nn.functional.*``, ``torch.linalg.*``,
+        ``torch.special.*``, ``torch.fft.*``) have a function in ``mindspore.ops`` that
+        takes the same arguments and, run on PyTorch's own test samples
+        (``op_db``), gave the same values, shapes and dtypes on the installed versions.
+        Only the module changes. Each entry lists the argument patterns and dtypes it was
+        verified with (``python -m msmagic apis``); a call with another pattern is still
+        ported but flagged (API006), because the two libraries often disagree exactly on
+        the rarely used arguments.
+    """,
+    seed="seeds/002 API Comparison › functional APIs (mapping table)",
+    reference=REF,
+    installed_note="""
+        The table is generated and checked by ``make verify-apis`` against torch 2.13.0
+        and MindSpore 2.10.0 on CPU; MindSpore's mapping tables list many of these
+        functions as consistent, and the entries kept are those the installed version
+        confirmed.
+    """,
+    example="""
+        import torch
+        x = torch.linspace(-1, 1, 6).reshape(2, 3)
+        y = torch.logaddexp(x, x * 2)
+        z = torch.hypot(x, y)
+    """,
+)
+
+register(
+    METHOD_RULE,
+    "Tensor methods MindSpore's Tensor has with PyTorch's behaviour",
+    group=GROUP,
+    why="""
+        ``mindspore.Tensor`` has many methods with PyTorch's names. Name alone proves
+        nothing: several behave differently on the installed version (another result
+        dtype, a tuple instead of a tensor, an in-place method that leaves the tensor
+        unchanged). The methods in the table were run on PyTorch's test samples and gave
+        PyTorch's values, shapes and dtypes, so they are kept as they are (or renamed,
+        where MindSpore spells them differently). A method on a tensor that is not in the
+        table is flagged (API005), never passed through unverified.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.linspace(-1, 1, 6).reshape(2, 3)
+        y = x.abs().cumsum(1)
+        z = x.clamp(min=0).prod(0)
+    """,
+)
+
+register(
+    INPLACE_RULE,
+    "In-place Tensor methods become the out-of-place method and a rebinding",
+    group=GROUP,
+    why="""
+        PyTorch's in-place methods (``x.add_(y)``, ``x.exp_()``) overwrite the tensor's
+        memory. On the installed MindSpore CPU build many of the same-named methods exist
+        but leave the tensor unchanged, so a faithful port computes the out-of-place form
+        and rebinds the name: ``x = x.add(y)``. Inside an expression the rebinding is an
+        assignment expression (``(x := x.add(y))``). The caveat is aliasing: another name
+        for the same tensor (``z = x`` earlier, a function's caller, a list holding it)
+        keeps the old values in MindSpore where PyTorch would have updated it. Inside a
+        function the port is flagged for that reason, and an in-place call on an attribute
+        or an element (``self.w.add_(...)``) is flagged and left unchanged.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference=REF,
+    installed_note="""
+        Verified on 2.10 (CPU): ``x.add_(1)``, ``x.sub_(1)``, ``x.div_(2)``, ``x.exp_()``
+        and ``x.floor_divide_(2)`` return a new tensor and leave ``x`` unchanged.
+    """,
+    example="""
+        import torch
+        x = torch.linspace(-1, 1, 6)
+        x.mul_(3)
+        x.exp_()
+        y = x
+    """,
+)
+
+register(
+    CAST_RULE,
+    "Index results are cast to PyTorch's int64",
+    group=GROUP,
+    why="""
+        PyTorch returns indices (``argsort``, ``sort``, ``topk``, ``argmin``...) and counts as
+        int64. The installed MindSpore returns int32 for several of them. The values are
+        the same, but the dtype travels: int32 indices concatenated with int64 ones,
+        compared, saved or used as class labels change behaviour. The port casts the
+        index result to int64 (``.astype(mindspore.int64)``); for a (values, indices)
+        tuple only the indices are cast.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    installed_note="Verified on 2.10 (CPU): ops.argsort, ops.sort and ops.topk return int32 indices.",
+    example="""
+        import torch
+        x = torch.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])
+        order = torch.argsort(x, dim=1)
+        values, idx = torch.sort(x, dim=1, descending=True)
+    """,
+)
+
+register(
+    UNKNOWN_METHOD_RULE,
+    "Tensor method with no verified MindSpore mapping",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        The receiver is known to be a tensor, but the method is not in the verified table:
+        either ``mindspore.Tensor`` has no such method, or it has one that computed
+        something else on PyTorch's samples. The call is left as written and flagged, so
+        the cell stays readable and the gap is visible. ``python -m msmagic apis``
+        lists what is verified; port the call by hand with the ops listed there.
+    """,
+    seed="seeds/002 API Comparison › Tensor/Parameter",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.ones(3)
+        y = x.frobnicate()
+    """,
+)
+
+register(
+    PATTERN_RULE,
+    "Mapping not verified for this argument pattern or dtype",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        The mapping was verified by running both frameworks on PyTorch's samples, but not
+        with the arguments this call passes (a keyword, or more positional arguments,
+        than any verified sample used), or the verification found a dtype where
+        MindSpore computes something else. The call is ported and flagged: check the
+        result for this case, or run the cell under ``%%ms_parity``.
+    """,
+    seed="seeds/002 API Comparison",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3)
+        y = torch.logaddexp(x, x, out=None)
+    """,
+)
+
+register(
+    FLAGGED_RULE,
+    "PyTorch APIs the installed MindSpore computes differently",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        MindSpore has an API with the same name, but on the installed version it does not
+        compute what PyTorch computes (another result shape or kind, complex values
+        handled differently, a property that returns another type). Porting by name would
+        be silently wrong, so the call is left as PyTorch and flagged with what differs.
+    """,
+    seed="seeds/002 API Comparison",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.ones(3)
+        d = x.equal(x)
+    """,
+)
+
+_RULE_BY_SHAPE = {"function": FUNCTION_RULE, "method": METHOD_RULE}
+
+
+def entry_rule(key: str, fields: dict) -> str:
+    if fields.get("rule"):
+        return fields["rule"]
+    if fields.get("flagged"):
+        return FLAGGED_RULE
+    if fields.get("inplace"):
+        return INPLACE_RULE
+    if fields.get("cast"):
+        return CAST_RULE
+    return METHOD_RULE if key.startswith("Tensor.") else FUNCTION_RULE
+
+
+# ----------------------------------------------------------------------------- policy
+
+
+def check_pattern(site, key: str) -> None:
+    """Flag a call whose argument pattern or dtype the verification did not cover."""
+    rec = apis.record(key)
+    if not rec or rec.get("status") != "verified":
+        return
+    bound = site.bound()
+    if bound is None:
+        return  # *args/**kwargs: GEN003 says so
+    positional = sum(1 for _, _, pos in bound if pos)
+    if not key.startswith("Tensor."):
+        positional = positional  # the input is the first positional argument
+    keywords = {name for name, _, pos in bound if not pos}
+    ok = rec.get("patterns", [])
+    allowed_kw = set().union(*(set(p["keywords"]) for p in ok)) if ok else set()
+    max_pos = max((p["positional"] for p in ok), default=0)
+    extra = sorted(keywords - allowed_kw)
+    if extra or positional > max_pos:
+        what = f"keyword {', '.join(e + '=' for e in extra)}" if extra else f"{positional} positional arguments"
+        site.finding(PATTERN_RULE, f"{key} was verified on PyTorch's samples, but not with {what}: "
+                     "check the result for this call", comment=f"{key}: {what} not verified")
+        return
+    silent = {d: why for d, why in rec.get("dtypes", {}).items() if why.startswith("differs")}
+    if silent:
+        dts = ", ".join(f"{d} ({why})" for d, why in sorted(silent.items()))
+        site.finding(PATTERN_RULE, f"{key}: MindSpore computes something else for {dts}; verified for "
+                     f"{', '.join(d for d, w in sorted(rec['dtypes'].items()) if w == 'ok')}",
+                     comment=f"{key}: some dtypes differ")
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def _kw(name: str, value) -> cst.Arg:
+    return cst.Arg(keyword=cst.Name(name), value=value,
+                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                         whitespace_after=cst.SimpleWhitespace("")))
+
+
+def cast_result(site, new, cast):
+    """``call.astype(mindspore.int64)``; for a tuple result, only the listed elements."""
+    if isinstance(cast, str):
+        return cst.Call(func=cst.Attribute(value=new, attr=cst.Name("astype")),
+                        args=[cst.Arg(site.ref(f"mindspore.{cast}"))])
+    names = [f"r{i}" for i in range(len(cast))]
+    parts = []
+    for n, c in zip(names, cast):
+        parts.append(f"{n}.astype({site.code(site.ref(f'mindspore.{c}'))})" if c else n)
+    lam = site.parse(f"(lambda {', '.join(names)}: ({', '.join(parts)}))")
+    return cst.Call(func=lam, args=[cst.Arg(new, star="*")])
+
+
+def _rebind(site, key: str, new):
+    """``x.add_(y)`` -> ``x = x.add(y)`` (a statement) or ``(x := x.add(y))``."""
+    recv = site.receiver_original
+    if not isinstance(recv, cst.Name):
+        site.finding(INPLACE_RULE, f"{key} on {site.code(recv).strip()}: MindSpore's in-place method "
+                     "does not update the tensor and an attribute or element cannot be rebound "
+                     "faithfully; assign the out-of-place result yourself",
+                     comment=f"{key}: in-place update not ported")
+        return None
+    name = recv.value
+    if not site.at_top_level:
+        site.finding(INPLACE_RULE, f"{key} inside a function is ported as `{name} = ...`: only this name "
+                     "is updated, other references to the tensor (the caller's) keep the old values",
+                     comment=f"{key}: rebinding updates only the local name")
+    if site.is_statement:
+        def assign(line):
+            body = []
+            for stmt in line.body:
+                if isinstance(stmt, cst.Expr) and stmt.value is new:
+                    stmt = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=new,
+                                      semicolon=stmt.semicolon)
+                body.append(stmt)
+            return line.with_changes(body=body)
+
+        site.on_line(assign)
+        return new
+    return cst.NamedExpr(target=cst.Name(name), value=new,
+                         lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def make_handler(key: str, fields: dict):
+    is_method = key.startswith("Tensor.")
+    rule = entry_rule(key, fields)
+    target = fields.get("target")
+
+    def handler(site):
+        if fields.get("flagged"):
+            site.finding(FLAGGED_RULE, f"{key}: {fields['flagged']}", comment=f"{key} not ported: differs in MindSpore")
+            return None
+        check_pattern(site, key)
+        if is_method:
+            func = site.updated.func
+            if target and target != key.rsplit(".", 1)[-1]:
+                func = func.with_changes(attr=cst.Name(target))
+        else:
+            func = site.ref(target)
+        new = site.apply(func=func)
+        if fields.get("pack"):
+            new = pack_positional(new, 0 if is_method else 0)
+        if fields.get("cast"):
+            new = cast_result(site, new, fields["cast"])
+            site.changes.append(f"result cast to {fields['cast']}")
+        if fields.get("inplace") == "rebind":
+            rebound = _rebind(site, key, new)
+            if rebound is None:
+                return site.updated
+            new = rebound
+            site.changes.append("in-place: name rebound")
+        changed = not is_method or new is not site.updated and site.code(new) != site.code(site.updated)
+        if changed:
+            base = f"{key} -> {target}" if not is_method else (
+                f".{key.rsplit('.', 1)[-1]}() -> .{target}()" if target != key.rsplit(".", 1)[-1] else "")
+            site.edit(rule, new, detail=site.describe(base))
+        return new
+
+    return handler
+
+
+def _is_layer(key: str) -> bool:
+    parts = key.split(".")
+    return len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper()
+
+
+def _fields_to_spec(key: str, fields: dict) -> dict:
+    return dict(
+        rule=entry_rule(key, fields),
+        sig=tuple(fields.get("sig", ())),
+        ms_sig=tuple(fields["ms_sig"]) if "ms_sig" in fields else None,
+        rename=dict(fields.get("rename", {})),
+        defaults=dict(fields.get("defaults", {})),
+        drop=dict(fields.get("drop", {})),
+        unsupported=dict(fields.get("unsupported", {})),
+        handler=make_handler(key, fields),
+        returns=fields.get("returns", f"module:{key}" if _is_layer(key) else S.TENSOR),
+        random=bool(fields.get("random", False)),
+    )
+
+
+def build(key: str, fields: dict):
+    """The engine entry (``Api`` or ``Method``) for one table entry."""
+    spec = _fields_to_spec(key, fields)
+    if key.startswith("Tensor."):
+        name = key.split(".", 1)[1]
+        entry = S.Method(name=name, receiver=S.TENSOR, target=fields.get("target"), **spec)
+    else:
+        entry = S.Api(torch=key, target=fields.get("target"), **spec)
+    entry.fields = tuple(fields.get("fields", ()))
+    entry.table_key = key
+    return entry
+
+
+def install(table: dict) -> None:
+    """Add the table's entries the hand-written rule modules did not already map."""
+    for key, fields in sorted(table.items()):
+        entry = build(key, fields)
+        if isinstance(entry, S.Method):
+            existing = S.METHODS.get(entry.name, [])
+            if any(m.receiver in (S.TENSOR, "any") for m in existing):
+                continue
+            S.METHODS.setdefault(entry.name, []).append(entry)
+        else:
+            if key in S.APIS:
+                continue
+            S.APIS[key] = entry

@@ -1,0 +1,171 @@
+"""Tensor methods outside op_db (TNS001-TNS006): ported cells run on both sides."""
+
+import msmagic
+from tests.rules.support import check, flagged, findings, rule_list, src
+
+
+def test_queries_keep_their_form_and_python_types():
+    run = check(src("""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3)
+        i = torch.tensor([3, 1, 2])
+        b = i > 1
+        f = x[1, 2].item()
+        n = i[0].item()
+        t = b[0].item()
+        s = torch.tensor(2.5).item()
+        rows = x.tolist()
+        ints = i.tolist()
+        scalar = torch.tensor(1.5).tolist()
+        dims = (x.dim(), x.ndimension(), torch.tensor(1.0).dim())
+        sizes = (x.numel(), x.nelement(), torch.tensor(1.0).numel())
+        kinds = (x.is_floating_point(), i.is_floating_point(), b.is_floating_point())
+        contiguous = (x.is_contiguous(), x.t().is_contiguous(), x[:, ::2].is_contiguous(),
+                      torch.ones(1, 3).expand(2, 3).is_contiguous(), x.t().contiguous().is_contiguous())
+        cast = i.type_as(x)
+        to_bool = x.type_as(b)
+    """), "f", "n", "t", "s", "rows", "ints", "scalar", "dims", "sizes", "kinds", "contiguous", "cast",
+        "to_bool")
+    for name, typ in (("f", float), ("n", int), ("t", bool), ("s", float), ("scalar", float)):
+        assert type(run.ms_ns[name]) is typ and type(run.torch_ns[name]) is typ, name
+    assert "x.numel()" in run.port.code and "x[1, 2].item()" in run.port.code
+    assert not run.port.unsupported
+
+
+def test_item_on_unknown_receiver_is_left_silently():
+    r = msmagic.port(src("""
+        import torch
+        def value(loss):
+            return loss.item() + loss.numel()
+    """))
+    assert "return loss.item() + loss.numel()" in r.code
+    assert not r.unsupported
+
+
+def test_data_ptr_sharing_agrees():
+    check(src("""
+        import torch
+        x = torch.arange(6.0)
+        v = x.view(2, 3)
+        c = x.clone()
+        shared = x.data_ptr() == v.data_ptr()
+        copied = x.data_ptr() == c.data_ptr()
+    """), "shared", "copied")
+
+
+def test_element_size_becomes_itemsize():
+    run = check(src("""
+        import torch
+        sizes = [torch.zeros(2, dtype=d).element_size()
+                 for d in (torch.float32, torch.float16, torch.float64, torch.int64, torch.int8, torch.bool)]
+        x = torch.ones(3, 4)
+        nbytes = x.element_size() * x.numel()
+    """), "sizes", "nbytes", rule="TNS002")
+    assert "x.itemsize * x.numel()" in run.port.code
+    assert run.ms_ns["sizes"] == [4, 2, 8, 8, 1, 1]
+
+
+def test_new_tensor_takes_the_receiver_dtype():
+    run = check(src("""
+        import torch
+        x = torch.zeros(2, dtype=torch.float64)
+        i = torch.tensor([1, 2])
+        a = x.new_tensor([1, 2, 3])
+        b = x.new_tensor([[0.5]], dtype=torch.float32)
+        c = i.new_tensor([2.7, -1.2])
+        d = x.new_tensor(i, device="cpu")
+    """), "a", "b", "c", "d", rule="TNS003")
+    assert "a = mindspore.Tensor([1, 2, 3], dtype=x.dtype)" in run.port.code
+    assert "DEV003" in rule_list(run.port)
+    assert [run.row(n).ms_dtype for n in "abcd"] == ["Float64", "Float32", "Int64", "Float64"]
+
+
+def test_new_tensor_requires_grad_is_flagged():
+    flagged(src("""
+        import torch
+        x = torch.zeros(2)
+        w = x.new_tensor([1.0], requires_grad=True)
+    """), "TNS003", "new_tensor requires_grad= not ported")
+
+
+def test_zero_and_copy_update_in_place_with_aliases():
+    run = check(src("""
+        import torch
+        import torch.nn as nn
+        layer = nn.Linear(3, 2)
+        with torch.no_grad():
+            layer.bias.zero_()
+            layer.weight.copy_(torch.arange(6.0).reshape(2, 3))
+        x = torch.arange(6.0).reshape(2, 3)
+        alias = x
+        x.zero_()
+        ints = torch.tensor([4, 5, 6])
+        same = ints.zero_()
+        dst = torch.zeros(2, 3, dtype=torch.int64)
+        dst.copy_(torch.tensor([1.7, 2.2, -3.9]))
+        y = layer(torch.ones(1, 3))
+    """), "layer.weight", "layer.bias", "x", "alias", "ints", "same", "dst", "y",
+        rule="TNS004")
+    code = run.port.code
+    assert "layer.bias.copy_(mindspore.ops.zeros_like(layer.bias))" in code
+    assert "x.copy_(mindspore.ops.zeros_like(x))" in code
+    assert "dst.copy_(mindspore.Tensor([1.7, 2.2, -3.9]))" in code
+    assert float(abs(run.ms_ns["alias"]).sum()) == 0.0  # the alias saw the write
+
+
+def test_zero_on_element_or_slice_is_flagged():
+    r = flagged(src("""
+        import torch
+        x = torch.ones(2, 3)
+        x[0].zero_()
+        x[:, 1].copy_(torch.zeros(2))
+    """), "TNS004", "Tensor.zero_ on x[0] not ported")
+    assert "Tensor.copy_ on x[:, 1] not ported" in r.code
+    assert "x[0].zero_()" in r.code
+
+
+def test_type_with_dtype_kept_and_type_name_flagged():
+    check(src("""
+        import torch
+        x = torch.tensor([1.7, -2.2])
+        i = x.type(torch.int32)
+        d = x.type(dtype=torch.float64)
+    """), "i", "d")
+    flagged(src("""
+        import torch
+        x = torch.tensor([1.7, -2.2])
+        name = x.type()
+    """), "TNS005", "Tensor.type() name differs in MindSpore")
+    flagged(src("""
+        import torch
+        x = torch.tensor([1.7, -2.2])
+        y = x.type("torch.IntTensor")
+    """), "TNS005", "Tensor.type(...) not ported")
+
+
+def test_requires_grad_and_get_device_are_flagged():
+    r = flagged(src("""
+        import torch
+        w = torch.ones(3).requires_grad_()
+        dev = w.get_device()
+    """), "TNS006", "Tensor.requires_grad_ not ported")
+    assert "Tensor.get_device not ported" in r.code
+
+
+def test_idempotent_on_every_ported_example():
+    from msmagic.rules.registry import get_rule
+
+    for rid in ("TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006"):
+        out = msmagic.port(get_rule(rid).example).code
+        assert msmagic.port(out).code == out, rid
+
+
+def test_no_api005_for_covered_methods():
+    r = msmagic.port(src("""
+        import torch
+        x = torch.ones(2, 2)
+        n = x.numel() + x.dim() + x.element_size()
+        v = x.sum().item()
+        y = x.new_tensor([1.0])
+    """))
+    assert "API005" not in findings(type("R", (), {"port": r})())

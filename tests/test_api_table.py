@@ -1,0 +1,208 @@
+"""The API table as data, its verification records and the port-time policy they drive.
+
+* the committed records match the registry (stale -> fail) and were made on the
+  installed versions; every emitted table mapping has a verified record;
+* a method on a value known to be a tensor with no verified entry is a finding;
+* each class of installed-MindSpore difference is ported so that MindSpore computes
+  what PyTorch computed (executed: values, shapes and dtypes) or flagged;
+* ``python -m msmagic apis`` lists the table; ``docs/api_coverage.md`` is generated.
+"""
+
+import io
+import json
+
+import pytest
+
+import msmagic
+from msmagic import apis
+from msmagic.apis import catalog
+from msmagic.cli import main as cli
+from msmagic.lockstep import run_pair
+from msmagic.rules.registry import VERIFIED_ON
+
+HEAD = "import torch\n"
+
+
+def _findings(result, rule=None):
+    return [f for f in result.unsupported if rule is None or f.rule_id == rule]
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def test_records_were_made_on_the_installed_versions():
+    assert apis.verification()["versions"] == {"torch": VERIFIED_ON["torch"], "mindspore": VERIFIED_ON["mindspore"]}
+
+
+def test_records_match_the_registry():
+    """Every mapping the engine emits has a record and no record names a mapping that is
+    gone: a change to the tables without `make verify-apis` fails here."""
+    keys = {e.key for e in catalog.entries()}
+    records = apis.verification()["records"]
+    gone = sorted(set(records) - keys)
+    assert not gone, f"records for mappings no longer in the tables (run make verify-apis): {gone[:20]}"
+    emitted = [e for e in catalog.entries() if e.status != "flagged"]
+    missing = sorted(e.key for e in emitted if e.key not in records)
+    assert not missing, f"mappings with no verification record (run make verify-apis): {missing[:20]}"
+
+
+def test_every_emitted_table_mapping_is_verified():
+    failing = [(e.key, apis.record(e.key)) for e in catalog.entries()
+               if e.table and e.status != "flagged" and e.status != "verified"]
+    assert not failing, failing[:10]
+
+
+def test_table_entries_use_one_spelling_per_field():
+    allowed = {"target", "rule", "sig", "ms_sig", "rename", "drop", "defaults", "unsupported", "cast",
+               "fields", "inplace", "pack", "returns", "random", "flagged", "note"}
+    for key, fields in apis.table().items():
+        assert set(fields) <= allowed, (key, set(fields) - allowed)
+        assert ("target" in fields) != ("flagged" in fields), key
+        if key.startswith("Tensor."):
+            assert "." not in fields.get("target", ""), key
+        elif "target" in fields:
+            assert fields["target"].startswith("mindspore."), key
+
+
+def test_breadth():
+    verified = {e.key for e in catalog.entries() if e.status == "verified"}
+    assert len(verified) >= 1100, len(verified)
+
+
+def test_api_coverage_doc_is_generated():
+    assert catalog.DOCS_PATH.read_text() == catalog.render_markdown(), "run `make docs`"
+
+
+# ----------------------------------------------------------------------------- policy
+
+
+def test_unknown_method_on_a_known_tensor_is_a_finding():
+    result = msmagic.port(HEAD + "x = torch.ones(3)\ny = x.frobnicate()\nz = x.as_strided((2,), (1,))\n")
+    apis_flagged = {f.api for f in _findings(result, "API005")}
+    assert apis_flagged == {"Tensor.frobnicate", "Tensor.as_strided"}, result.unsupported
+    assert "x.frobnicate()  # msmagic: API005" in result.code
+
+
+def test_unknown_method_on_an_unknown_receiver_is_left_alone():
+    result = msmagic.port(HEAD + "def f(obj):\n    return obj.frobnicate()\n")
+    assert not _findings(result, "API005")
+
+
+def test_statement_rule_methods_are_not_unknown():
+    result = msmagic.port(HEAD + "x = torch.ones(3, requires_grad=True)\ny = (x * x).sum()\ny.backward()\n")
+    assert not _findings(result, "API005"), result.unsupported
+
+
+def test_unverified_keyword_is_ported_and_flagged():
+    result = msmagic.port(HEAD + "x = torch.ones(3)\ny = torch.logaddexp(x, x, out=None)\n")
+    found = _findings(result, "API006")
+    assert found and "out=" in found[0].reason, result.unsupported
+    assert "mindspore.ops.logaddexp" in result.code
+
+
+def test_verified_pattern_is_silent():
+    result = msmagic.port(HEAD + "x = torch.ones(3)\ny = torch.logaddexp(x, x)\n")
+    assert not result.unsupported, result.unsupported
+    assert "API001" in {e.rule_id for e in result.edits}
+
+
+# ----------------------------------------------------------------------------- installed differences
+
+
+def _agree(src, *names, atol=1e-6):
+    run = run_pair(src, atol=atol)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    for n in names:
+        row = run.row(n)
+        assert row.status == "match", run.explain()
+        assert row.torch_shape == row.ms_shape, run.explain()
+        assert row.torch_dtype.split(".")[-1].lower() == row.ms_dtype.lower(), run.explain()
+    assert msmagic.port(run.port.code).code == run.port.code
+    return run
+
+
+@pytest.mark.parametrize("call", ["x.add_(y)", "x.sub_(y)", "x.div_(2)", "x.exp_()", "x.floor_divide_(2)",
+                                  "x.mul_(y)", "x.abs_()", "x.clamp_(min=0.5)"])
+def test_inplace_methods_rebind_and_compute_what_pytorch_computed(call):
+    src = HEAD + f"x = torch.linspace(-2, 3, 6)\ny = torch.full((6,), 0.5)\n{call}\nz = x\n"
+    run = _agree(src, "x", "z")
+    assert "API003" in {e.rule_id for e in run.port.edits}
+    assert f"x = x.{call.split('.')[1].split('_(')[0]}(" in run.port.code
+
+
+def test_inplace_inside_an_expression_is_an_assignment_expression():
+    run = _agree(HEAD + "x = torch.linspace(-2, 3, 6)\ny = x.mul_(2) + 1\n", "x", "y")
+    assert "(x := x.mul(2))" in run.port.code
+
+
+def test_inplace_inside_a_function_is_flagged_for_aliasing():
+    result = msmagic.port(HEAD + "def f(t):\n    t.add_(1)\n    return t\nx = f(torch.ones(2))\n")
+    assert any("caller" in f.reason for f in _findings(result, "API003")), result.unsupported
+    assert "t = t.add(1)" in result.code
+
+
+def test_inplace_on_an_attribute_is_flagged_and_left():
+    src = HEAD + "class Box:\n    pass\nb = Box()\nb.w = torch.ones(2)\nb.w.add_(1)\n"
+    result = msmagic.port(src)
+    assert "b.w.add_(1)" in result.code
+    assert _findings(result, "API003"), result.unsupported
+
+
+@pytest.mark.parametrize("line, names", [
+    ("order = torch.argsort(x, dim=1)", ("order",)),
+    ("v, i = torch.sort(x, dim=1, descending=True)", ("v", "i")),
+    ("v, i = torch.topk(x, 2)", ("v", "i")),
+    ("v, i = x.topk(2, dim=1)", ("v", "i")),
+    ("i = x.argsort()", ("i",)),
+])
+def test_index_results_are_int64_like_pytorch(line, names):
+    src = HEAD + f"x = torch.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]])\n{line}\n"
+    run = _agree(src, *names)
+    assert "int64" in run.port.code
+
+
+@pytest.mark.parametrize("line", ["d = x.equal(x)", "c = x.conj()", "dev = x.device"])
+def test_apis_computing_something_else_are_not_passed_through(line):
+    """Same name on mindspore.Tensor, another kind of result on 2.10: ported faithfully or
+    flagged, never passed through silently."""
+    src = HEAD + f"x = torch.tensor([1.0, 2.0])\n{line}\n"
+    result = msmagic.port(src)
+    name = line.split(" = ")[0]
+    if result.unsupported:
+        return
+    run = _agree(src, name)
+    assert run.port.edits
+
+
+# ----------------------------------------------------------------------------- listing
+
+
+def _cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    rc = cli(list(argv), stdout=out, stderr=err)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_cli_lists_the_table_as_json():
+    rc, out, _ = _cli("apis", "--format", "json")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["versions"]["mindspore"] == VERIFIED_ON["mindspore"]
+    by_key = {e["key"]: e for e in data["entries"]}
+    assert by_key["torch.logaddexp"]["target"] == "mindspore.ops.logaddexp"
+    assert by_key["torch.logaddexp"]["status"] == "verified"
+    assert by_key["torch.logaddexp"]["dtypes"]["float32"] == "ok"
+    assert by_key["Tensor.add_"]["inplace"] is True
+    assert sum(data["counts"][f]["total"] for f in data["counts"]) == len(data["entries"])
+
+
+def test_cli_filters_and_text_summary():
+    rc, out, _ = _cli("apis", "torch.logaddexp", "Tensor.add_")
+    assert rc == 0
+    lines = [line for line in out.splitlines() if line.startswith(("torch.logaddexp", "Tensor.add_"))]
+    assert len(lines) == 2 and "verified" in lines[0]
+    assert "verified on torch" in out
+    rc, out, _ = _cli("apis", "--family", "nn.functional", "--status", "verified", "--format", "markdown")
+    assert rc == 0 and "| `torch.nn.functional." in out
+    rc, _, err = _cli("apis", "torch.frobnicate")
+    assert rc == 2 and "not in the mapping table" in err
