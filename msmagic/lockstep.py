@@ -590,15 +590,20 @@ def _torch_state(tmod):
 
 def ms_name_for(tmod, torch_name: str) -> str:
     """The MindSpore parameter name of the torch parameter/buffer ``torch_name``, from
-    the ``params`` of the mapping entry of the layer that owns it."""
-    path, _, leaf = torch_name.rpartition(".")
-    owner = tmod.get_submodule(path) if path else tmod
+    the ``params`` of the mapping entries of the layers on its path: a parent's map may
+    rename a child layer (``linear1`` -> ``dense1``), the owner's renames the leaf."""
+    *path, leaf = torch_name.split(".")
+    out, owner = [], tmod
+    for part in path:
+        params = _layer_params(type(owner))
+        out.append(params.get(part, part) if isinstance(params, dict) else part)
+        owner = owner.get_submodule(part)
     params = _layer_params(type(owner))
     if callable(params):
         leaf = params(owner, leaf)
     elif params:
         leaf = params.get(leaf, leaf)
-    return f"{path}.{leaf}" if path else leaf
+    return ".".join(out + [leaf])
 
 
 def _layer_params(cls):

@@ -67,7 +67,8 @@ def family(key: str) -> str:
 def _status(rec: Optional[dict]) -> str:
     if rec is None:
         return "unverified"
-    return {"verified": "verified", "differs": "failing", "raises": "failing", "flagged": "failing",
+    # "flagged": every sample hit a finding of the port itself (the rule flags these uses)
+    return {"verified": "verified", "differs": "failing", "raises": "failing", "flagged": "flagged",
             "untested": "unverified"}.get(rec["status"], rec["status"])
 
 
@@ -78,6 +79,9 @@ def entries() -> list[Entry]:
     from msmagic.rules.registry import _load
 
     _load()
+    from msmagic.rules.registry import RULES
+
+    finding_only = {r.id for r in RULES.values() if r.finding_only}
     table = apis.table()
     records = apis.verification()["records"]
     out: dict[str, Entry] = {}
@@ -97,6 +101,10 @@ def entries() -> list[Entry]:
         if e.flagged:
             e.status = "flagged"
             e.target = "(left as PyTorch)"
+        elif rec is None and rule in finding_only:
+            e.status = "flagged"  # its rule only ever reports: nothing is emitted
+            e.target = "(finding)"
+            e.flagged = RULES[rule].title
         out.setdefault(key, e)
 
     for key, a in S.APIS.items():

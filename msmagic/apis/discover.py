@@ -124,6 +124,48 @@ def module_candidates(index: dict, docs: dict) -> dict:
     return out
 
 
+def generic_candidates(index: dict, docs: dict) -> dict:
+    """APIs with no op_db samples: torch functions and Tensor methods that MindSpore's
+    mapping table lists or that have a same-named MindSpore op, tried on generic samples."""
+    import mindspore
+    import torch
+    from mindspore import ops
+
+    from msmagic.apis import catalog, samples
+
+    known = {e.key for e in catalog.entries()}
+    table = apis.table()
+    names = set(docs)
+    names |= {f"torch.{n}" for n in dir(torch) if not n.startswith("_") and hasattr(ops, n)}
+    names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if not n.startswith("_") and hasattr(mindspore.Tensor, n)}
+    names = {n for n in names if (n.startswith("Tensor.") or n.count(".") == 1) and n not in index
+             and n not in known and n not in table}
+    from msmagic.engine.spec import HANDLED_BY_STATEMENT_RULES
+
+    names = {n for n in names if n.rsplit(".", 1)[-1] not in HANDLED_BY_STATEMENT_RULES}
+    forms = samples.generic_index(sorted(names))
+    out = {}
+    for key, form in forms.items():
+        if form == "inplace":
+            base = key[len("Tensor."):-1]
+            if hasattr(mindspore.Tensor, base):
+                out[key] = [{"target": base, "inplace": "rebind"}]
+            continue
+        target = docs.get(key) if key.startswith("torch.") else (docs.get(key) or key.split(".", 1)[1])
+        if key.startswith("torch.") and not (target and _exists(target)):
+            target = _ms_target(key)
+        if key.startswith("Tensor.") and not hasattr(mindspore.Tensor, target or ""):
+            continue
+        if target:
+            fields = {"target": target}
+            if key.startswith("torch."):
+                ren = _renames(target)
+                if ren:
+                    fields["rename"] = ren
+            out[key] = [fields]
+    return out
+
+
 def candidates(index: dict) -> dict:
     """key -> list of candidate field dicts to try in order."""
     import mindspore
@@ -201,7 +243,12 @@ def main(argv=None) -> int:
     mods = module_candidates(samples.module_index(), documented_targets())
     cands.update(mods)
     kinds.update(dict.fromkeys(mods, "module"))
-    print(f"{len(cands)} candidates from op_db and module_db", flush=True)
+    gen = generic_candidates(index, documented_targets())
+    for k, v in gen.items():
+        if k not in cands:
+            cands[k] = v
+            kinds[k] = "generic"
+    print(f"{len(cands)} candidates from op_db, module_db and generic samples", flush=True)
     pool = harness.Pool(2)
     chosen: dict = {}
     results: dict = {}

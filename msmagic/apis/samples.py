@@ -108,6 +108,7 @@ def torch_name(op) -> Optional[str]:
 
 def op_index() -> dict:
     """key (``torch.sin``, ``Tensor.sin``, ``Tensor.sin_``) -> (OpInfo, form)."""
+    import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
     out: dict = {}
@@ -115,10 +116,13 @@ def op_index() -> dict:
         fn = torch_name(op)
         if fn is None:
             continue
-        out.setdefault(fn, (op, "function"))
+        if fn.count(".") == 1 and not callable(getattr(torch, fn.split(".")[1], None)):
+            fn = None  # op "double" is Tensor.double; torch.double is a dtype
+        else:
+            out.setdefault(fn, (op, "function"))
         for alias in getattr(op, "aliases", ()) or ():
             aname = getattr(alias, "name", "")
-            if aname and "." not in aname and not aname.startswith("_"):
+            if fn and aname and "." not in aname and not aname.startswith("_"):
                 out.setdefault(f"torch.{aname}", (op, "function"))
         base = op.name
         if "." not in base:
@@ -126,7 +130,64 @@ def op_index() -> dict:
                 out.setdefault(f"Tensor.{base}", (op, "method"))
             if op.inplace_variant is not None:
                 out.setdefault(f"Tensor.{base}_", (op, "inplace"))
+            # aliases (arccos for acos, multiply for mul) share the op's samples
+            for alias in getattr(op, "aliases", ()) or ():
+                aname = getattr(alias, "name", "")
+                if not aname or "." in aname or aname.startswith("_"):
+                    continue
+                if op.method_variant is not None and hasattr(torch.Tensor, aname):
+                    out.setdefault(f"Tensor.{aname}", (op, "method"))
+                if op.inplace_variant is not None and hasattr(torch.Tensor, aname + "_"):
+                    out.setdefault(f"Tensor.{aname}_", (op, "inplace"))
     return out
+
+
+def generic_index(keys) -> dict:
+    """APIs no OpInfo samples: key -> form, for the generic samples below."""
+    import torch
+
+    out = {}
+    for key in keys:
+        name = key.rsplit(".", 1)[-1]
+        if key.startswith("Tensor."):
+            if hasattr(torch.Tensor, name) and callable(getattr(torch.Tensor, name)):
+                out[key] = "inplace" if name.endswith("_") and not name.endswith("__") else "method"
+        elif key.count(".") == 1 and callable(getattr(torch, name, None)) and not name[:1].isupper():
+            out[key] = "function"
+    return out
+
+
+def generic_snippets(key: str, form: str):
+    """A few plain calls on ordinary tensors (one and two inputs, a scalar second
+    argument) for APIs PyTorch's database has no samples for. Weaker than op_db: the
+    record lists exactly these patterns, and other calls are flagged at port time."""
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    shapes = [(3, 4)]
+    made = {
+        "float32": lambda: torch.rand(*shapes[0], generator=g) * 0.8 + 0.1,
+        "float64": lambda: (torch.rand(*shapes[0], generator=g) * 0.8 + 0.1).double(),
+        "int64": lambda: torch.randint(1, 6, shapes[0], generator=g),
+    }
+    name = key.rsplit(".", 1)[-1]
+    for dtype, make in made.items():
+        for nargs in (0, 1, "scalar"):
+            x, y = make(), make()
+            tensors = {"a0": x}
+            if nargs == 1:
+                tensors["a1"] = y
+            extra = {0: [], 1: ["a1"], "scalar": ["2"]}[nargs]
+            if form == "function":
+                code = f"out = {key}({', '.join(['a0'] + extra)})"
+                positional = 1 + len(extra)
+            elif form == "method":
+                code = f"out = a0.{name}({', '.join(extra)})"
+                positional = len(extra)
+            else:
+                code = f"a0.{name}({', '.join(extra)})\nout = a0"
+                positional = len(extra)
+            yield Snippet(code=code, tensors=tensors, positional=positional, dtype=dtype)
 
 
 def snippets_for(op, form: str, key: str, per_dtype: int = PER_DTYPE):

@@ -213,8 +213,8 @@ register(
     reference=REF,
     example="""
         import torch
-        x = torch.ones(3)
-        d = x.equal(x)
+        x = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
+        m = x.aminmax()
     """,
 )
 
@@ -345,8 +345,8 @@ def make_handler(key: str, fields: dict):
                 return site.updated
             new = rebound
             site.changes.append("in-place: name rebound")
-        changed = not is_method or new is not site.updated and site.code(new) != site.code(site.updated)
-        if changed:
+        # logged even without a visible change: the badge names the verified mapping
+        if True:
             base = f"{key} -> {target}" if not is_method else (
                 f".{key.rsplit('.', 1)[-1]}() -> .{target}()" if target != key.rsplit(".", 1)[-1] else "")
             site.edit(rule, new, detail=site.describe(base))
@@ -386,6 +386,39 @@ def build(key: str, fields: dict):
     entry.fields = tuple(fields.get("fields", ()))
     entry.table_key = key
     return entry
+
+
+# ----------------------------------------------------------------------------- members
+
+
+def _real(site):
+    """``x.real`` is a method in MindSpore 2.10: read as an attribute it is a bound method."""
+    new = cst.Call(func=site.updated)
+    site.edit(METHOD_RULE, new, detail=".real -> .real()")
+    return new
+
+
+def _flag_member(reason: str):
+    def handler(site):
+        if site.t.calls:  # an argument of a call (``.to(x.device)``): that call's rule decides
+            return None
+        name = site.original.attr.value
+        site.finding(FLAGGED_RULE, f"Tensor.{name}: {reason}", api=f"Tensor.{name}",
+                     comment=f"Tensor.{name} differs in MindSpore")
+        return None
+
+    return handler
+
+
+S.member("real", METHOD_RULE, receiver=S.TENSOR, handler=_real, returns=S.TENSOR)
+S.member("imag", FLAGGED_RULE, receiver=S.TENSOR, returns=S.TENSOR, handler=_flag_member(
+    "a method in MindSpore 2.10 (and PyTorch refuses .imag of a real tensor); call x.imag() for complex x"))
+S.member("device", FLAGGED_RULE, receiver=S.TENSOR, handler=_flag_member(
+    "MindSpore 2.10 returns a string ('CPU') where PyTorch returns a torch.device; "
+    "a MindSpore tensor has no per-tensor device"))
+for _name in ("H", "mH"):
+    S.member(_name, FLAGGED_RULE, receiver=S.TENSOR, returns=S.TENSOR, handler=_flag_member(
+        "MindSpore 2.10 transposes without conjugating: the same for real tensors only"))
 
 
 def install(table: dict) -> None:

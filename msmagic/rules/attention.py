@@ -7,9 +7,8 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.rules._util import truthy_literal
-from msmagic.rules.layers import DEVICE_RULE
 from msmagic.engine.spec import api
+from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
 
 GROUP = "Attention and transformer layers"
@@ -38,8 +37,8 @@ register(
         uniformly from +-1/sqrt(embed_dim); with ``need_weights=False`` MindSpore returns
         the 1-tuple ``(attn_output,)`` instead of ``(attn_output, None)`` (index ``[0]``
         rather than unpacking two values); the forward call has no ``is_causal`` hint and
-        must receive query, key and value positionally; byte (uint8) masks are refused
-        (use bool). ``dtype`` is flagged: pass ``dtype=mindspore.<type>`` by hand.
+        must receive query, key and value positionally. ``dtype`` is flagged: pass
+        ``dtype=mindspore.<type>`` by hand.
     """,
     seed=SEED,
     reference=DIFF + "MultiheadAttention.md",
@@ -51,7 +50,9 @@ register(
         batch_first and average_attn_weights. Not in the docs: ``mha(query=q, key=k,
         value=v)`` raises IndexError (MindSpore's ``__call__`` reads ``args[0]``), and a
         query row whose keys are all masked gives NaN in PyTorch but unpredictable values
-        in MindSpore, for every row of the batch.
+        in MindSpore, for every row of the batch. The docs' byte (uint8) masks are refused by
+        PyTorch 2.13 itself ("only bool and floating types"), as by MindSpore for
+        key_padding_mask.
     """,
     example="""
         import torch
@@ -142,8 +143,9 @@ register(
 )
 
 
-def _is_false(site, arg) -> bool:
-    return not truthy_literal(site, arg)
+def _not_true(site, arg) -> bool:
+    """Anything but a literal True (a variable may hold False)."""
+    return site.literal(arg.value, default=None) is not True
 
 
 _DTYPE = "pass dtype=mindspore.<type> by hand"
@@ -216,7 +218,7 @@ api("torch.nn.TransformerEncoderLayer", "mindspore.nn.TransformerEncoderLayer", 
     values={"activation": _activation},
     drop={"device": DEVICE_RULE},
     unsupported={
-        "bias": (_is_false, "MindSpore's TransformerEncoderLayer always has biases"),
+        "bias": (_not_true, "MindSpore's TransformerEncoderLayer always has biases"),
         "dtype": _DTYPE,
     },
     returns=ENCODER_LAYER,

@@ -500,7 +500,7 @@ _SAME = {
     "torch.matmul": "matmul", "torch.exp": "exp", "torch.log": "log", "torch.sqrt": "sqrt",
     "torch.abs": "abs", "torch.tanh": "tanh", "torch.sigmoid": "sigmoid",
     "torch.clamp": "clamp", "torch.masked_fill": "masked_fill",
-    "torch.sum": "sum", "torch.argmax": "argmax", "torch.eye": "eye",
+    "torch.sum": "sum", "torch.argmax": "argmax",
     f"{F}.gelu": "gelu", f"{F}.sigmoid": "sigmoid", f"{F}.tanh": "tanh",
 }
 _RENAMED_INPUT = {"sqrt": "x", "masked_fill": "input_x"}
@@ -557,15 +557,38 @@ api("torch.zeros_like", "mindspore.ops.zeros_like", rule="FUN001", sig=("input",
     **_factory())
 api("torch.ones_like", "mindspore.ops.ones_like", rule="FUN001", sig=("input",), returns=TENSOR,
     **_factory())
+api("torch.eye", "mindspore.ops.eye", rule="FUN001", sig=("n", "m"), returns=TENSOR, **_factory())
 api("torch.arange", "mindspore.ops.arange", rule="FUN001", sig=("start", "end", "step"),
     returns=TENSOR, **_factory())
 api("torch.linspace", "mindspore.ops.linspace", rule="FUN001", sig=("start", "end", "steps"),
     returns=TENSOR, **_factory(dtype="ops.linspace has no dtype; cast the result with .astype"))
 
 # Tensor methods that MindSpore 2.10 accepts in their PyTorch form (dim=/keepdim= included).
-for _name in ("sum", "mean", "argmax", "argmin", "masked_fill", "clamp", "exp", "log", "sqrt",
-              "abs", "tanh", "sigmoid", "relu", "matmul"):
+for _name in ("sum", "mean", "argmax", "masked_fill", "clamp", "exp", "log", "sqrt",
+              "abs", "tanh", "sigmoid", "matmul"):
     method(_name, "FUN001", unambiguous=True)
+
+
+def _argmin_method(site):
+    """``Tensor.argmin`` returns int32 on 2.10 where PyTorch gives int64: cast (API004)."""
+    from msmagic.rules.api_table import CAST_RULE, cast_result
+
+    new = cast_result(site, site.apply(), "int64")
+    site.edit(CAST_RULE, new, detail=".argmin() result cast to int64")
+    return new
+
+
+method("argmin", "FUN001", unambiguous=True, sig=("dim", "keepdim"), handler=_argmin_method)
+
+
+def _relu_method(site):
+    """MindSpore 2.10's Tensor has no ``relu`` method: ``x.relu()`` -> ``ops.relu(x)``."""
+    new = cst.Call(func=site.ref("mindspore.ops.relu"), args=[cst.Arg(site.receiver)])
+    site.edit("FUN001", new, detail=".relu() -> mindspore.ops.relu(x)")
+    return new
+
+
+method("relu", "FUN001", unambiguous=lambda site: not site.updated.args, handler=_relu_method)
 
 # ----------------------------------------------------------------------------- FUN002/003
 
@@ -895,8 +918,32 @@ def _randint(site):
 
 for _name in ("rand", "randn"):
     api(f"torch.{_name}", f"mindspore.ops.{_name}", rule="FUN011", random=True, returns=TENSOR, **_factory())
+def _like_dtype(target: str):
+    """``ops.randn_like`` returns float32 for a float64 input (2.10): PyTorch keeps the
+    input's dtype, so ``dtype=<input>.dtype`` is written when the call gives none."""
+
+    def handler(site):
+        new = site.apply(func=site.ref(target))
+        x = _input_expr(site, "input")
+        if site.arg("dtype") is None and site.bound() is not None:
+            if x is None:
+                site.finding("FUN011", "MindSpore keeps float32 for float64 inputs: pass dtype= explicitly",
+                             comment="dtype not written: input not a plain name")
+            else:
+                new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                    cst.Arg(keyword=cst.Name("dtype"), value=site.parse(f"{site.code(x)}.dtype"),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace("")))])
+                site.changes.append("dtype=input.dtype written out")
+        site.edit("FUN011", new, detail=site.describe(f"-> {target}"))
+        return new
+
+    return handler
+
+
 for _name in ("rand_like", "randn_like"):
-    api(f"torch.{_name}", f"mindspore.ops.{_name}", rule="FUN011", sig=("input",), random=True,
+    api(f"torch.{_name}", rule="FUN011", sig=("input",), random=True, handler=_like_dtype(f"mindspore.ops.{_name}"),
         returns=TENSOR, **_factory())
 api("torch.randint", rule="FUN011", sig=("low", "high", "size"), handler=_randint, random=True,
     returns=TENSOR, **_factory())

@@ -63,7 +63,11 @@ register(
         unbatched 2-D input raises ValueError ("x_shape.size() must be equal to 3" for
         LSTM, a MatMul rank error for GRU/RNN); ``hx`` as a list raises TypeError. A
         non-zero dropout acts only after ``set_train()`` (Cells start in inference mode).
-        ``dtype=mindspore.float64`` builds and runs a float64 layer.
+        ``dtype=mindspore.float64`` builds and runs a float64 layer. Precision: on CPU,
+        LSTM runs the fused ``ops.LSTM`` kernel and matches PyTorch to float rounding, but
+        GRU, RNN and the cells run MindSpore's own float32 ``tanh``, which on 2.10 is off by
+        up to 1e-4 for inputs of magnitude 4 to 5 (``tanh(5.0)`` gives 1.0000098); with
+        pre-activations that large the outputs differ from PyTorch by up to about 1e-4.
     """,
     example="""
         import torch

@@ -190,10 +190,22 @@ register(
 
 # ----------------------------------------------------------------------------- same form
 
+
+
+def _kept(rule: str):
+    def handler(site):
+        # logged although the text does not change: the call was recognised and its
+        # result checked on the installed MindSpore
+        site.edit(rule, site.updated, detail=f".{site.original.func.attr.value}() kept")
+        return site.updated
+
+    return handler
+
+
 for _name in ("item", "tolist", "dim", "ndimension", "numel", "nelement", "is_floating_point",
               "is_contiguous", "data_ptr"):
-    method(_name, SAME, unambiguous=True, returns=None)
-method("type_as", SAME, unambiguous=True, sig=("other",))
+    method(_name, SAME, unambiguous=True, handler=_kept(SAME), returns=None)
+method("type_as", SAME, unambiguous=True, sig=("other",), handler=_kept(SAME))
 
 
 # ----------------------------------------------------------------------------- element_size
@@ -280,7 +292,7 @@ def _zero(site):
 def _copy(site):
     if _view_receiver(site, "copy_"):
         return None
-    return site.updated
+    return _kept(IN_PLACE)(site)
 
 
 method("zero_", IN_PLACE, unambiguous=True, handler=_zero)
@@ -302,7 +314,7 @@ def _type(site):
         site.finding(TYPE, "x.type() with a type string or other arguments has no MindSpore counterpart; "
                      "use x.to(dtype)", comment="Tensor.type(...) not ported")
         return None
-    return site.updated
+    return _kept(TYPE)(site)
 
 
 method("type", TYPE, receiver=TENSOR, unambiguous=False, sig=("dtype", "non_blocking"), handler=_type)

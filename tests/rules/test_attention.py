@@ -92,7 +92,7 @@ def run_synced(build, forward, modules, names):
     assert built.torch_error is None and built.ms_error is None, built.explain()
     for m in modules:
         copy_weights(built.torch_ns[m], built.ms_ns[m])
-    run = run_pair(forward, torch_ns=built.torch_ns, ms_ns=built.ms_ns, names=list(names),
+    run = run_pair(HEAD + forward, torch_ns=built.torch_ns, ms_ns=built.ms_ns, names=list(names),
                    rtol=RTOL, atol=ATOL)
     assert run.torch_error is None and run.ms_error is None, run.explain()
     return built, run
@@ -186,6 +186,12 @@ def test_mindspore_2_10_multihead_attention_call_differences():
     byte_mask = ms.Tensor(np.zeros((3, 5), np.uint8))
     with pytest.raises(Exception, match="bool and floating"):
         mha(x, x, x, key_padding_mask=byte_mask)
+    import torch  # PyTorch 2.13 refuses byte masks too (the docs say it takes them)
+
+    t = torch.nn.MultiheadAttention(8, 2)
+    tx = torch.ones(5, 3, 8)
+    with pytest.raises(AssertionError, match="bool and floating"):
+        t(tx, tx, tx, key_padding_mask=torch.zeros(3, 5, dtype=torch.uint8))
 
 
 # ----------------------------------------------------------------------------- ATN002
@@ -268,9 +274,9 @@ def test_mindspore_2_10_rejects_activation_cells():
     ms.nn.TransformerEncoderLayer(8, 2, 16, activation=ms.ops.gelu)
 
 
-@pytest.mark.xfail(strict=True, reason="lockstep renames leaves only: linear1 -> dense1 needs the "
-                   "parent's params map applied to path segments")
 def test_encoder_layer_synchronises_by_itself():
+    """The encoder layer's entry renames its sublayers (linear1 -> dense1): parity
+    copies every parameter through the mapping entries alone."""
     run = run_pair(HEAD + "layer = nn.TransformerEncoderLayer(8, 2, 16, 0.0)\nlayer.eval()\n"
                    + X_LNE + "y = layer(x)\n", rtol=RTOL, atol=ATOL)
     assert run.torch_error is None and run.ms_error is None
@@ -340,3 +346,30 @@ def test_encoder_nested_tensor_options(args, finding):
     if finding:
         assert "enable_nested_tensor= has no MindSpore equivalent" in run.port.code
     ast.parse(run.port.code)
+
+
+def test_attention_inside_a_module_class():
+    """A Module holding MultiheadAttention and LayerNorm: parameters synchronised by name."""
+    run = run_pair(HEAD + """
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.ln = nn.LayerNorm(8)
+
+    def forward(self, x, pad):
+        out, _ = self.attn(x, x, x, key_padding_mask=pad)
+        return self.ln(x + out)
+
+
+block = Block(8, 2)
+block.eval()
+""" + X_NLE + PAD + "y = block(x, pad)\n", rtol=RTOL, atol=ATOL)
+    assert "ATN001" in rules(run) and not findings(run)
+    assert_match(run, "y", "block.attn.in_proj_weight", "block.ln.weight")
+    assert_idempotent(run)
+
+
+def test_encoder_layer_bias_variable_is_flagged():
+    run = run_pair(HEAD + "use_bias = False\nlayer = nn.TransformerEncoderLayer(8, 2, bias=use_bias)\n")
+    assert "ATN002" in findings(run) and "use_bias)" not in run.port.code

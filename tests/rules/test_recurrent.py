@@ -263,3 +263,25 @@ def test_cell_without_state_raises_in_mindspore():
     """PyTorch starts from zeros; MindSpore 2.10 requires hx: documented in RNN003."""
     run = pair("cell = nn.GRUCell(3, 4)\nh = cell(xc)\n", check=False)
     assert run.torch_error is None and run.ms_error is not None
+
+
+def test_mindspore_tanh_is_approximate_for_large_preactivations():
+    """Documented in RNN001's installed_note: GRU/RNN run MindSpore's float32 tanh, which
+    on 2.10 CPU is off by up to ~1e-4 near |x| = 5 (and exceeds 1); LSTM's fused kernel
+    is not affected. Weights are set by hand so the pre-activation is exactly x."""
+    import mindspore as ms
+    import torch
+
+    x = np.array([[[4.5]], [[5.0]]], np.float32)  # (L=2, N=1, 1)
+    t = torch.nn.RNN(1, 1, bias=False)
+    m = ms.nn.RNN(1, 1, has_bias=False)
+    with torch.no_grad():
+        t.weight_ih_l0.fill_(1.0)
+        t.weight_hh_l0.fill_(0.0)
+    m.weight_ih_l0.set_data(ms.Tensor(np.ones((1, 1), np.float32)))
+    m.weight_hh_l0.set_data(ms.Tensor(np.zeros((1, 1), np.float32)))
+    ref = np.tanh(x.astype(np.float64))
+    tout = t(torch.tensor(x))[0].detach().numpy()
+    mout = m(ms.Tensor(x))[0].asnumpy()
+    assert np.abs(tout - ref).max() < 1e-6
+    assert 2e-5 < np.abs(mout - ref).max() < 2e-4

@@ -1,0 +1,584 @@
+"""Indexing, gathering and scattering: einsum, gather/take_along_dim, scatter,
+scatter_add, index_add, median, equal, count_nonzero and multinomial (IDX)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from msmagic.engine.spec import TENSOR, api, method
+from msmagic.rules._util import is_pure, truthy_literal
+from msmagic.rules.api_table import _rebind
+from msmagic.rules.registry import register
+
+GROUP = "Indexing, gathering and scattering"
+SEED = "seeds/002 API Comparison › functional APIs"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+OUT = {"out": "MindSpore functions return new tensors"}
+
+register(
+    "IDX001",
+    "torch.einsum has no CPU kernel in MindSpore 2.10",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        The mapping table lists ``mindspore.ops.einsum`` as consistent with ``torch.einsum``,
+        but the installed CPU build has no ``Einsum`` kernel: every call raises "Unsupported
+        op [Einsum] on CPU". The call is left as PyTorch and flagged; rewrite it with
+        ``ops.matmul``, ``ops.bmm``, ``ops.mul`` + ``ops.sum`` and ``ops.transpose`` (or run on
+        GPU/Ascend, where the kernel exists).
+    """,
+    seed=SEED,
+    reference=f"{REF} (torch.einsum listed as consistent)",
+    installed_note="Verified on 2.10 (CPU): ops.einsum('ij,kj->ik', a, a) raises 'Unsupported op [Einsum] on CPU'.",
+    example="""
+        import torch
+        a = torch.ones(2, 3)
+        b = torch.einsum("ij,kj->ik", a, a)
+    """,
+)
+
+register(
+    "IDX002",
+    "gather and take_along_dim become ops.gather_elements",
+    group=GROUP,
+    why="""
+        ``torch.gather(input, dim, index)`` picks ``input`` elements along ``dim`` at
+        ``index`` (same rank, possibly smaller). MindSpore's ``ops.gather`` is another
+        operation (``index_select``-like, ``(params, indices, axis)``): the PyTorch
+        operation is ``ops.gather_elements(input, dim, index)``, which gives the same values
+        for int64 or int32 indices, also when ``index`` is smaller than ``input``.
+        ``torch.take_along_dim(input, indices)`` without ``dim`` works on the flattened
+        tensors and is ported as ``gather_elements`` on ``reshape(-1)``. With ``dim``,
+        PyTorch broadcasts ``indices`` against ``input`` while ``gather_elements`` does not,
+        so the port is exact when the indices have the input's shape outside ``dim`` (as
+        from ``argsort``, ``topk`` or ``argmax(dim, keepdim=True)``) and flagged so that
+        other shapes are checked. ``sparse_grad=True`` has no counterpart (flagged).
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.gather -> Tensor.gather_elements)",
+    installed_note="""
+        Verified on 2.10: ops.gather_elements matches torch.gather for int64/int32 indices and
+        smaller index tensors; torch.take_along_dim(x, i, dim=1) with i of shape (1, 2) on a
+        (3, 4) input gives (3, 2) in PyTorch and (1, 2) with gather_elements. Tensor.gather(dim,
+        index) already behaves like PyTorch's on 2.10.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[1., 5., 3.], [4., 2., 6.]])
+        idx = torch.tensor([[2, 0], [1, 1]])
+        g = torch.gather(x, 1, idx)
+        order = torch.argsort(x, dim=1)
+        s = torch.take_along_dim(x, order, dim=1)
+        flat = torch.take_along_dim(x, torch.tensor([5, 0]))
+    """,
+)
+
+register(
+    "IDX003",
+    "scatter becomes ops.scatter; reduce='add' uses tensor_scatter_elements",
+    group=GROUP,
+    why="""
+        ``ops.scatter(input, axis, index, src)`` writes ``src`` (a tensor, or a float) like
+        ``torch.scatter``/``Tensor.scatter``. ``Tensor.scatter`` in MindSpore accepts the same
+        positional arguments but silently ignores ``reduce=`` and rejects ``value=``, so all
+        forms become ``ops.scatter``; ``value=`` becomes the ``src`` argument and an integer
+        literal is written as a float (the CPU kernel only takes a float scalar, also for
+        integer tensors). ``reduce='add'`` becomes ``ops.tensor_scatter_elements(...,
+        reduction='add')``; ``reduce='multiply'`` has no CPU counterpart and is flagged.
+        ``x.scatter_(...)`` becomes ``x = ops.scatter(x, ...)`` (see API003 for aliasing).
+        MindSpore needs ``index`` and ``src`` of the same shape; PyTorch also accepts a
+        larger ``src`` (MindSpore then raises). When several indices hit the same element
+        (undefined in PyTorch too) the written value can differ from PyTorch's.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_diff/scatter.md",
+    installed_note="""
+        Verified on 2.10: ops.scatter(x, 0, idx, 3) raises (int scalar), 3.0 works on float and
+        int64 tensors; Tensor.scatter(0, idx, src, reduce='add') returns the plain scatter;
+        Tensor.scatter(dim=0, index=idx, value=3.0) raises; tensor_scatter_elements rejects
+        reduction 'mul'; a src larger than index crashes the Scatter kernel.
+    """,
+    example="""
+        import torch
+        x = torch.zeros(3, 4)
+        idx = torch.tensor([[1], [3], [0]])
+        one_hot = x.scatter(1, idx, 1.0)
+        y = torch.scatter(x, 1, idx, torch.tensor([[5.], [6.], [7.]]))
+        x.scatter_(1, idx, 2)
+    """,
+)
+
+register(
+    "IDX004",
+    "scatter_add becomes ops.tensor_scatter_elements(..., reduction='add')",
+    group=GROUP,
+    why="""
+        ``torch.scatter_add(input, dim, index, src)`` adds ``src`` into ``input`` at
+        ``index`` along ``dim``, summing duplicates. MindSpore's ``ops.scatter_add`` is a
+        different operation (``ScatterNdAdd``-like, no ``dim``), and ``Tensor.scatter_add``
+        has no CPU kernel on 2.10. ``ops.tensor_scatter_elements(input, index, src,
+        axis=dim, reduction='add')`` computes PyTorch's result, duplicates included, for
+        float and integer tensors. ``x.scatter_add_(...)`` becomes a rebinding
+        ``x = ...`` (see API003 for aliasing). ``index`` and ``src`` must have the same
+        shape in MindSpore.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_diff/scatter_add.md",
+    installed_note="""
+        Verified on 2.10: Tensor.scatter_add raises "The kernel ScatterAddExt unregistered";
+        ops.scatter_add(x, 0, idx, src) raises TypeError (3 parameters);
+        tensor_scatter_elements with reduction='add' matches, duplicates and negative dims included.
+    """,
+    example="""
+        import torch
+        x = torch.zeros(2, 4)
+        idx = torch.tensor([[0, 0, 3], [1, 1, 1]])
+        src = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+        y = torch.scatter_add(x, 1, idx, src)
+        z = x.scatter_add(1, idx, src)
+    """,
+)
+
+register(
+    "IDX005",
+    "index_add: int32 indices, and a copy because MindSpore's kernel writes in place",
+    group=GROUP,
+    why="""
+        MindSpore's ``Tensor.index_add(dim, index, source, alpha=1)`` computes PyTorch's sum,
+        but on 2.10 its ``IndexAdd`` kernel requires int32 indices (PyTorch's int64 indices
+        raise) and it also overwrites the tensor it is called on, even though it is not the
+        in-place form. ``torch.index_add(x, ...)`` and ``x.index_add(...)`` therefore become
+        ``x.copy().index_add(dim, index.astype(mindspore.int32), source)``, leaving ``x``
+        unchanged as in PyTorch. ``x.index_add_(...)`` becomes ``x = x.index_add(...)``
+        (see API003). The CPU kernel rejects int64 values (float, int32, int16, int8 and
+        uint8 work).
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.index_add listed as consistent)",
+    installed_note="""
+        Verified on 2.10 (CPU): index_add with int64 indices raises (IndexAdd needs int32);
+        x.index_add(...) modifies x itself; Tensor.index_add_ raises "The kernel
+        InplaceIndexAddExt unregistered"; ops.index_add and mint.index_add share the kernel.
+    """,
+    example="""
+        import torch
+        x = torch.zeros(3, 4)
+        idx = torch.tensor([2, 0, 2])
+        src = torch.arange(12.).reshape(3, 4)
+        y = torch.index_add(x, 0, idx, src)
+        z = x.index_add(0, idx, src, alpha=2)
+        w = x
+    """,
+)
+
+register(
+    "IDX006",
+    "median without dim: median of the flattened tensor, value only",
+    group=GROUP,
+    why="""
+        ``torch.median(x)`` / ``x.median()`` return the median of all elements as one tensor
+        (the lower of the two middle values for an even count). ``ops.median(x)`` and
+        MindSpore's ``Tensor.median()`` work along the last axis and return a (values,
+        indices) tuple, so the port computes ``ops.median(x.reshape(-1), 0)[0]``, which
+        has PyTorch's lower-median convention. With ``dim``, both frameworks return
+        (values, indices) with int64 indices: the call becomes ``ops.median(x, axis=dim,
+        keepdims=keepdim)``; read ``.values``/``.indices`` as ``[0]``/``[1]``.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_diff/median.md",
+    installed_note="""
+        Verified on 2.10: Tensor.median() on a (2, 3) tensor returns a tuple of per-row
+        medians; ops.median(x.reshape(-1), 0)[0] matches PyTorch for odd and even counts,
+        int64 and float64.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[3., 1., 4.], [1., 5., 9.]])
+        m = torch.median(x)
+        n = x.median()
+        v, i = torch.median(x, dim=1)
+    """,
+)
+
+register(
+    "IDX007",
+    "torch.equal returns a Python bool: same shape and same values",
+    group=GROUP,
+    why="""
+        ``torch.equal(a, b)`` / ``a.equal(b)`` answer one question with a Python ``bool``:
+        do the tensors have the same shape and the same elements? MindSpore's
+        ``ops.equal`` and ``Tensor.equal`` compare element by element, broadcast, and
+        return a bool tensor, so ``if a.equal(b):`` would raise or, after broadcasting,
+        answer another question. The port writes ``a.shape == b.shape and
+        bool(ops.equal(a, b).all())`` (through a lambda when an operand is not a plain name).
+        Like PyTorch, values of different dtypes compare by value and NaN is unequal.
+    """,
+    seed=SEED,
+    reference=f"{REF} (torch.eq -> mindspore.ops.equal is elementwise)",
+    installed_note="Verified on 2.10: Tensor.equal(other) returns an elementwise bool tensor.",
+    example="""
+        import torch
+        a = torch.tensor([[1., 2.], [3., 4.]])
+        same = torch.equal(a, a * 1)
+        other = a.equal(a[:1])
+    """,
+)
+
+register(
+    "IDX008",
+    "count_nonzero is counted as ops.sum(x != 0), an int64 like PyTorch",
+    group=GROUP,
+    why="""
+        ``torch.count_nonzero`` returns int64 counts. ``ops.count_nonzero`` defaults to an
+        int32 result, calls the axis ``axis``, and rejects bool tensors on 2.10 (the
+        common ``count_nonzero(mask)``); ``Tensor.count_nonzero`` returns int32 and has no
+        ``dim=``. ``ops.sum(x != 0, dim=dim)`` counts the same elements (NaN counts as
+        nonzero, as in PyTorch) for every dtype and sums bools to int64, so the port uses it.
+    """,
+    seed=SEED,
+    reference=f"{REF} (torch.count_nonzero: parameter names differ)",
+    installed_note="""
+        Verified on 2.10: ops.count_nonzero returns int32 and raises for bool input;
+        Tensor.count_nonzero(dim=1) raises TypeError; ops.sum(x != 0) is int64.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[0., 1., 2.], [0., 0., 3.]])
+        n = torch.count_nonzero(x)
+        per_row = x.count_nonzero(dim=1)
+        masked = torch.count_nonzero(x > 1)
+    """,
+)
+
+register(
+    "IDX009",
+    "multinomial: replacement=False written out, indices cast to int64",
+    group=GROUP,
+    why="""
+        ``ops.multinomial(input, num_samples, replacement=True)`` samples like
+        ``torch.multinomial`` but defaults to sampling with replacement where PyTorch
+        samples without, and returns int32 indices where PyTorch returns int64. The port
+        writes ``replacement=False`` when PyTorch's call leaves it out and casts the result
+        to int64. The two generators never draw the same samples, so the parity check
+        copies the values across. ``generator=`` has no counterpart (flagged; seed with
+        ``mindspore.set_seed``).
+    """,
+    seed="seeds/002 API Comparison › random",
+    reference="r2.4.10/api_mapping/pytorch_diff/multinomial.md",
+    installed_note="Verified on 2.10: ops.multinomial and Tensor.multinomial return int32 indices.",
+    example="""
+        import torch
+        p = torch.tensor([0.1, 0.0, 0.6, 0.3])
+        draws = torch.multinomial(p, 2)
+        more = p.multinomial(3, replacement=True)
+        picked = p[draws]
+    """,
+)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _src(site, arg) -> str:
+    return site.code(arg.value).strip()
+
+
+def _atom(site, node) -> str:
+    """Code of an expression, parenthesised unless it binds tighter than any operator."""
+    text = site.code(node).strip()
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)) or getattr(
+            node, "lpar", None):
+        return text
+    return f"({text})"
+
+
+def _input(site, method_form: bool, name: str = "input"):
+    """The (updated) input node: the receiver for a method, else the ``name`` argument."""
+    if method_form:
+        return site.receiver
+    arg = site.arg(name)
+    return None if arg is None else arg.value
+
+
+def _finish(site, rule: str, text: str, detail: str, inplace_key: str = ""):
+    new = site.parse(text)
+    if inplace_key:
+        rebound = _rebind(site, inplace_key, new)
+        if rebound is None:
+            return site.updated
+        new = rebound
+        site.changes.append("in-place: name rebound")
+    site.edit(rule, new, detail=site.describe(detail))
+    return new
+
+
+# ----------------------------------------------------------------------------- IDX001
+
+
+def _einsum(site):
+    site.finding("IDX001", "MindSpore 2.10 has no CPU kernel for ops.einsum (it raises 'Unsupported op "
+                 "[Einsum] on CPU'); rewrite with ops.matmul/ops.bmm/ops.sum", comment="einsum has no CPU kernel")
+    return None
+
+
+api("torch.einsum", rule="IDX001", handler=_einsum, returns=TENSOR)
+
+# ----------------------------------------------------------------------------- IDX002
+
+_SPARSE = {"sparse_grad": (truthy_literal, "MindSpore has no sparse gradient for gather_elements")}
+
+
+def _gather(site):
+    new = site.apply(func=site.ref("mindspore.ops.gather_elements"))
+    site.edit("IDX002", new, detail=site.describe("torch.gather -> mindspore.ops.gather_elements"))
+    return new
+
+
+api("torch.gather", rule="IDX002", sig=("input", "dim", "index", "sparse_grad"),
+    ms_sig=("input", "dim", "index"), unsupported={**_SPARSE, **OUT}, handler=_gather, returns=TENSOR)
+
+
+def _take_along_dim(method_form: bool):
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        idx = site.arg("indices")
+        if x is None or idx is None:
+            return None
+        ge = site.code(site.ref("mindspore.ops.gather_elements"))
+        dim = site.arg("dim")
+        if dim is None or site.literal(dim.value, default=0) is None:
+            text = f"{ge}({_atom(site, x)}.reshape(-1), 0, {_atom(site, idx.value)}.reshape(-1))"
+            return _finish(site, "IDX002", text, "take_along_dim without dim -> gather_elements on flattened tensors")
+        site.finding("IDX002", "ops.gather_elements does not broadcast indices against the input as "
+                     "take_along_dim does: exact when indices have the input's shape outside dim (argsort, "
+                     "topk, argmax(keepdim=True)); expand them otherwise",
+                     comment="take_along_dim: indices are not broadcast")
+        text = f"{ge}({site.code(x).strip()}, {_src(site, dim)}, {_src(site, idx)})"
+        return _finish(site, "IDX002", text, "take_along_dim -> mindspore.ops.gather_elements")
+
+    return handler
+
+
+api("torch.take_along_dim", rule="IDX002", sig=("input", "indices", "dim"), unsupported=OUT,
+    handler=_take_along_dim(False), returns=TENSOR)
+method("take_along_dim", "IDX002", unambiguous=True, sig=("indices", "dim"), handler=_take_along_dim(True))
+
+# ----------------------------------------------------------------------------- IDX003
+
+
+def _scatter(method_form: bool, inplace: bool = False):
+    key = "Tensor.scatter_" if inplace else "Tensor.scatter" if method_form else "torch.scatter"
+
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        dim, index = site.arg("dim"), site.arg("index")
+        src = site.arg("src") or site.arg("value")
+        if x is None or dim is None or index is None or src is None:
+            return None
+        reduce = site.arg("reduce")
+        reduce_value = None if reduce is None else site.literal(reduce.value, default="?")
+        value = site.literal(src.value, default=None)
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if reduce_value is not None and (reduce_value != "add" or number):
+            site.finding("IDX003", f"reduce={site.code(reduce.value).strip()}"
+                         f"{' with a scalar value' if number else ''} has no MindSpore CPU counterpart "
+                         "(tensor_scatter_elements supports only reduction='add' with a tensor src)",
+                         comment="scatter reduce not ported")
+            return None
+        src_text = repr(float(value)) if number else _src(site, src)
+        x_text = site.code(x).strip()
+        if reduce_value == "add":
+            tse = site.code(site.ref("mindspore.ops.tensor_scatter_elements"))
+            text = f"{tse}({x_text}, {_src(site, index)}, {src_text}, axis={_src(site, dim)}, reduction=\"add\")"
+            detail = f"{key}(reduce='add') -> mindspore.ops.tensor_scatter_elements"
+        else:
+            scatter = site.code(site.ref("mindspore.ops.scatter"))
+            text = f"{scatter}({x_text}, {_src(site, dim)}, {_src(site, index)}, {src_text})"
+            detail = f"{key} -> mindspore.ops.scatter"
+        if number and src_text != _src(site, src):
+            site.changes.append("scalar written as a float")
+        return _finish(site, "IDX003", text, detail, key if inplace else "")
+
+    return handler
+
+
+_SCATTER_SIG = ("dim", "index", "src")
+api("torch.scatter", rule="IDX003", sig=("input",) + _SCATTER_SIG, unsupported=OUT,
+    handler=_scatter(False), returns=TENSOR)
+method("scatter", "IDX003", sig=_SCATTER_SIG, handler=_scatter(True))
+method("scatter_", "IDX003", unambiguous=True, sig=_SCATTER_SIG, handler=_scatter(True, inplace=True))
+
+# ----------------------------------------------------------------------------- IDX004
+
+
+def _scatter_add(method_form: bool, inplace: bool = False):
+    key = "Tensor.scatter_add_" if inplace else "Tensor.scatter_add" if method_form else "torch.scatter_add"
+
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        dim, index, src = site.arg("dim"), site.arg("index"), site.arg("src")
+        if x is None or dim is None or index is None or src is None:
+            return None
+        tse = site.code(site.ref("mindspore.ops.tensor_scatter_elements"))
+        text = (f"{tse}({site.code(x).strip()}, {_src(site, index)}, {_src(site, src)}, "
+                f"axis={_src(site, dim)}, reduction=\"add\")")
+        return _finish(site, "IDX004", text, f"{key} -> mindspore.ops.tensor_scatter_elements(reduction='add')",
+                       key if inplace else "")
+
+    return handler
+
+
+api("torch.scatter_add", rule="IDX004", sig=("input",) + _SCATTER_SIG, unsupported=OUT,
+    handler=_scatter_add(False), returns=TENSOR)
+method("scatter_add", "IDX004", unambiguous=True, sig=_SCATTER_SIG, handler=_scatter_add(True))
+method("scatter_add_", "IDX004", unambiguous=True, sig=_SCATTER_SIG, handler=_scatter_add(True, inplace=True))
+
+# ----------------------------------------------------------------------------- IDX005
+
+
+def _index_add(method_form: bool, inplace: bool = False):
+    key = "Tensor.index_add_" if inplace else "Tensor.index_add" if method_form else "torch.index_add"
+
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        dim, index, source = site.arg("dim"), site.arg("index"), site.arg("source")
+        if x is None or dim is None or index is None or source is None:
+            return None
+        alpha = site.arg("alpha")
+        alpha_text = "" if alpha is None else f", alpha={_src(site, alpha)}"
+        receiver = _atom(site, x) + ("" if inplace else ".copy()")
+        i32 = site.code(site.ref("mindspore.int32"))
+        text = (f"{receiver}.index_add({_src(site, dim)}, {_atom(site, index.value)}.astype({i32}), "
+                f"{_src(site, source)}{alpha_text})")
+        site.changes.append("indices cast to int32")
+        return _finish(site, "IDX005", text, f"{key} -> Tensor.index_add" + ("" if inplace else " on a copy"),
+                       key if inplace else "")
+
+    return handler
+
+
+_INDEX_ADD_SIG = ("dim", "index", "source", "alpha")
+api("torch.index_add", rule="IDX005", sig=("input",) + _INDEX_ADD_SIG, unsupported=OUT,
+    handler=_index_add(False), returns=TENSOR)
+method("index_add", "IDX005", unambiguous=True, sig=_INDEX_ADD_SIG, handler=_index_add(True))
+method("index_add_", "IDX005", unambiguous=True, sig=_INDEX_ADD_SIG, handler=_index_add(True, inplace=True))
+
+# ----------------------------------------------------------------------------- IDX006
+
+
+def _median(method_form: bool):
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        if x is None:
+            return None
+        median = site.code(site.ref("mindspore.ops.median"))
+        dim, keepdim = site.arg("dim"), site.arg("keepdim")
+        if dim is None:
+            text = f"{median}({_atom(site, x)}.reshape(-1), 0)[0]"
+            return _finish(site, "IDX006", text, "median of all elements -> ops.median(x.reshape(-1), 0)[0]")
+        keep = "" if keepdim is None else f", keepdims={_src(site, keepdim)}"
+        text = f"{median}({site.code(x).strip()}, axis={_src(site, dim)}{keep})"
+        return _finish(site, "IDX006", text, "median(dim) -> ops.median(x, axis) (a (values, indices) tuple)")
+
+    return handler
+
+
+api("torch.median", rule="IDX006", sig=("input", "dim", "keepdim"), unsupported=OUT,
+    handler=_median(False), returns=TENSOR)
+method("median", "IDX006", sig=("dim", "keepdim"), handler=_median(True))
+
+# ----------------------------------------------------------------------------- IDX007
+
+
+def _equal(method_form: bool):
+    def handler(site):
+        if site.bound() is None:
+            return None
+        a = _input(site, method_form)
+        b = site.arg("other")
+        if a is None or b is None:
+            return None
+        eq = site.code(site.ref("mindspore.ops.equal"))
+
+        def body(x: str, y: str) -> str:
+            return f"{x}.shape == {y}.shape and bool({eq}({x}, {y}).all())"
+
+        a_text, b_text = site.code(a).strip(), _src(site, b)
+        if is_pure(a) and is_pure(b.value):
+            text = f"({body(a_text, b_text)})"
+        else:
+            text = f"(lambda _a, _b: {body('_a', '_b')})({a_text}, {b_text})"
+        return _finish(site, "IDX007", text, "equal -> same shape and all(ops.equal) (a Python bool)")
+
+    return handler
+
+
+api("torch.equal", rule="IDX007", sig=("input", "other"), handler=_equal(False), returns="bool")
+method("equal", "IDX007", sig=("other",), handler=_equal(True), returns="bool")
+
+# ----------------------------------------------------------------------------- IDX008
+
+
+def _count_nonzero(method_form: bool):
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        if x is None:
+            return None
+        dim = site.arg("dim")
+        dim_text = "" if dim is None or _src(site, dim) == "None" else f", dim={_src(site, dim)}"
+        text = f"{site.code(site.ref('mindspore.ops.sum'))}({_atom(site, x)} != 0{dim_text})"
+        return _finish(site, "IDX008", text, "count_nonzero -> ops.sum(x != 0) (int64)")
+
+    return handler
+
+
+api("torch.count_nonzero", rule="IDX008", sig=("input", "dim"), handler=_count_nonzero(False), returns=TENSOR)
+method("count_nonzero", "IDX008", unambiguous=True, sig=("dim",), handler=_count_nonzero(True))
+
+# ----------------------------------------------------------------------------- IDX009
+
+_GENERATOR = {"generator": "MindSpore has no per-call generator; use mindspore.set_seed"}
+
+
+def _multinomial(method_form: bool):
+    def handler(site):
+        if site.bound() is None:
+            return None
+        x = _input(site, method_form)
+        n = site.arg("num_samples")
+        if x is None or n is None:
+            return None
+        for name, reason in {**_GENERATOR, **OUT}.items():
+            arg = site.arg(name)
+            if arg is not None and _src(site, arg) != "None":
+                site.finding("IDX009", f"{name}={_src(site, arg)}: {reason}",
+                             comment=f"{name}= has no MindSpore equivalent, removed")
+        repl = site.arg("replacement")
+        repl_text = "False" if repl is None else _src(site, repl)
+        if repl is None:
+            site.changes.append("added replacement=False")
+        mult = site.code(site.ref("mindspore.ops.multinomial"))
+        i64 = site.code(site.ref("mindspore.int64"))
+        text = f"{mult}({site.code(x).strip()}, {_src(site, n)}, replacement={repl_text}).astype({i64})"
+        site.changes.append("result cast to int64")
+        return _finish(site, "IDX009", text, "multinomial -> mindspore.ops.multinomial")
+
+    return handler
+
+
+api("torch.multinomial", rule="IDX009", sig=("input", "num_samples", "replacement"),
+    handler=_multinomial(False), random=True, returns=TENSOR)
+method("multinomial", "IDX009", unambiguous=True, sig=("num_samples", "replacement"),
+       handler=_multinomial(True), random=True)
