@@ -291,4 +291,5 @@ def module_snippets(info, key: str, per_dtype: int = PER_DTYPE):
             taken += 1
             yield Snippet(code=code, tensors=w.tensors,
                           positional=len(mi.constructor_input.args),
-                          keywords=tuple(sorted(mi.constructor_input.kwargs)), dtype=dtype)
+                          keywords=tuple(sorted(mi.constructor_input.kwargs)), dtype=dtype,
+                          zero_dim=any(_is_zero_dim(a) for a in mi.forward_input.args))
