@@ -636,6 +636,8 @@ def compare_name(name, tns, mns, rtol, atol, statement) -> list[Row]:
             return compare_module(name, tv, mv, rtol, atol, statement)
         if _is_torch_module(tv) and next(_torch_state(tv), None) is None:
             return []  # a stateless layer (a loss, an activation): nothing to compare
+        if _is_torch_module(tv) and not list(tv.parameters()) and callable(mv) and not _is_cell(mv):
+            return []  # a loss ported to a function (its weight is a constant): compared by its values
         return [Row(name, NOT_COMPARABLE, statement=statement, note="module on one side only")]
     if not (_comparable(tv) or _comparable(mv)):
         return []

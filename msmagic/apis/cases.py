@@ -1296,3 +1296,44 @@ flagged("Module.proj_size", """
     lstm = nn.LSTM(3, 4)
     p = lstm.proj_size
 """)
+
+# Tensor attributes that read the same on 2.10
+case("Tensor.shape", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    s = x.shape
+    rows = x.shape[0]
+""")
+case("Tensor.ndim", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    n = x.ndim
+    m = x.sum().ndim
+""")
+case("Tensor.T", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    t = x.T
+""")
+case("Tensor.mT", """
+    import torch
+    x = torch.arange(12.0).reshape(2, 2, 3)
+    t = x.mT
+""")
+case("Tensor.itemsize", """
+    import torch
+    a = torch.ones(3).itemsize
+    b = torch.ones(3, dtype=torch.float64).itemsize
+    c = torch.ones(3, dtype=torch.int64).itemsize
+""")
+case("Tensor.nbytes", """
+    import torch
+    a = torch.ones(2, 3).nbytes
+    b = torch.ones(4, dtype=torch.int64).nbytes
+""")
+
+flagged("torch.einsum", """
+    import torch
+    x = torch.ones(2, 3)
+    y = torch.einsum("ij,kj->ik", x, x)
+""")

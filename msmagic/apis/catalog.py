@@ -22,6 +22,7 @@ FAMILIES = (
     "linalg", "special", "fft", "nn.init", "optim", "dtypes", "autograd and utilities",
     "Module and optimizer methods",
 )
+_SAME = None
 _LABELS = {"tensor": "Tensor", "module": "Module", "optimizer": "Optimizer", "scheduler": "LRScheduler",
            "any": "object"}
 
@@ -72,6 +73,12 @@ def _status(rec: Optional[dict]) -> str:
             "untested": "unverified"}.get(rec["status"], rec["status"])
 
 
+def _same_handler():
+    from msmagic.rules import api_table
+
+    return api_table._same
+
+
 def entries() -> list[Entry]:
     """Every mapping the engine knows, with its verification status."""
     from msmagic.engine import spec as S
@@ -82,14 +89,18 @@ def entries() -> list[Entry]:
     from msmagic.rules.registry import RULES
 
     finding_only = {r.id for r in RULES.values() if r.finding_only}
+    global _SAME
+    _SAME = _same_handler()
     table = apis.table()
     records = apis.verification()["records"]
     out: dict[str, Entry] = {}
 
-    def add(key, target, rule, is_table, fields=None, attr=False):
+    def add(key, target, rule, is_table, fields=None, attr=False, member=False):
         fields = fields or {}
         rec = records.get(key)
         fam = family(key)
+        if member and fam == "Tensor methods":
+            fam = "Tensor attributes"
         if attr and fam == "torch functions":
             fam = "dtypes" if key.split(".")[-1] in _DTYPES else "autograd and utilities"
         e = Entry(key=key, family=fam, target=target or "(rule logic)", rule=rule,
@@ -119,7 +130,8 @@ def entries() -> list[Entry]:
     for name, specs in S.MEMBERS.items():
         for m in specs:
             label = _LABELS.get(m.receiver, "object") if ":" not in m.receiver else "Module"
-            add(f"{label}.{name}", m.target or (None if m.handler else name), m.rule, False)
+            add(f"{label}.{name}", m.target or (name if m.handler in (None, _SAME) else None), m.rule, False,
+                member=True)
     return sorted(out.values(), key=lambda e: (FAMILIES.index(e.family), e.key))
 
 

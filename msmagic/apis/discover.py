@@ -172,10 +172,15 @@ def candidates(index: dict) -> dict:
 
     from msmagic.apis import catalog
 
-    known = {e.key for e in catalog.entries()}
+    entries = catalog.entries()
+    known = {e.key for e in entries}
+    canonical_targets = {e.key: e.target for e in entries
+                         if e.status == "verified" and e.target.startswith("mindspore.ops.")}
     table = apis.table()
     docs = documented_targets()
     out = {}
+    from msmagic.apis.samples import torch_name as torch_name_of
+
     for key, (op, form) in sorted(index.items()):
         if key in known and not (key in table and "flagged" in table[key]):
             continue
@@ -190,6 +195,12 @@ def candidates(index: dict) -> dict:
         else:
             same = _ms_target(key)
             doc = docs.get(key)
+            canon = torch_name_of(op)
+            if canon and canon != key and not key.startswith("Tensor."):
+                # an alias (torch.special.expit of torch.sigmoid): the canonical op's target
+                target = canonical_targets.get(canon)
+                if target:
+                    doc = doc if doc and _exists(doc) else target
             if doc and not key.startswith("Tensor.") and not _exists(doc):
                 doc = None
             if doc and key.startswith("Tensor.") and not hasattr(mindspore.Tensor, doc):

@@ -122,8 +122,17 @@ def op_index() -> dict:
             out.setdefault(fn, (op, "function"))
         for alias in getattr(op, "aliases", ()) or ():
             aname = getattr(alias, "name", "")
-            if fn and aname and "." not in aname and not aname.startswith("_"):
-                out.setdefault(f"torch.{aname}", (op, "function"))
+            if not fn or not aname or aname.startswith("_"):
+                continue
+            full = None
+            if "." not in aname:
+                full = f"torch.{aname}"
+            else:  # special.expit, nn.functional.sigmoid, linalg.det
+                for prefix, fam in FAMILY_PREFIXES.items():
+                    if aname.startswith(prefix):
+                        full = fam + aname[len(prefix):]
+            if full:
+                out.setdefault(full, (op, "function"))
         base = op.name
         if "." not in base:
             if op.method_variant is not None:

@@ -410,6 +410,14 @@ def _flag_member(reason: str):
     return handler
 
 
+def _same(site):
+    return None  # the attribute reads the same in MindSpore: nothing to change
+
+
+# Tensor attributes that read the same on 2.10 (verified by cases): kept as they are.
+for _name in ("shape", "ndim", "T", "mT", "itemsize", "nbytes"):
+    S.member(_name, METHOD_RULE, receiver=S.TENSOR, handler=_same,
+             returns=S.TENSOR if _name in ("T", "mT") else None)
 S.member("real", METHOD_RULE, receiver=S.TENSOR, handler=_real, returns=S.TENSOR)
 S.member("imag", FLAGGED_RULE, receiver=S.TENSOR, returns=S.TENSOR, handler=_flag_member(
     "a method in MindSpore 2.10 (and PyTorch refuses .imag of a real tensor); call x.imag() for complex x"))

@@ -208,14 +208,20 @@ register(
         full shape: on 2.10 a broadcastable weight (one value per column, say) produces
         garbage values instead of an error. The port wraps the weight in
         ``ops.broadcast_to(weight, input.shape)`` when the input is a plain name, and
-        flags the call otherwise. ``nn.BCELoss(weight=...)`` cannot see its input and is
-        flagged. ``binary_cross_entropy_with_logits`` broadcasts correctly and keeps its
+        flags the call otherwise. On 2.10 a ``mean`` or ``sum`` over a single element
+        comes out doubled (a batch of one), while the ``reduction="none"`` values are
+        right, so the port asks for ``reduction="none"`` and reduces with ``.mean()`` /
+        ``.sum()`` itself. ``binary_cross_entropy_with_logits`` broadcasts correctly and keeps its
         ``weight``/``pos_weight``; MindSpore orders its parameters ``weight, pos_weight,
         reduction``, so positional ones become keywords.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
-    installed_note="Verified on 2.10: ops.binary_cross_entropy with a (4,) weight on (5, 4) inputs returns values around -8e35.",
+    installed_note="""
+        Verified on 2.10: ops.binary_cross_entropy with a (4,) weight on (5, 4) inputs returns
+        values around -8e35; on a (1,) input its mean and sum are twice PyTorch's (and
+        nn.BCELoss's too); reduction="none" is right.
+    """,
     example="""
         import torch
         import torch.nn.functional as F
@@ -360,8 +366,11 @@ register(
         ``weight``, ``pos_weight`` and ``ignore_index`` (-100) defaults. MindSpore's
         ``nn.BCEWithLogitsLoss`` orders its parameters ``reduction, weight, pos_weight``,
         so positional arguments become keywords. The deprecated ``size_average``/``reduce``
-        are flagged, and so is ``nn.BCELoss(weight=...)`` (MindSpore needs the weight in
-        the input's full shape, see FUN008).
+        are flagged. ``nn.BCELoss`` becomes a function of ``(input, target)`` computing
+        ``ops.binary_cross_entropy(..., reduction="none")`` and reducing it: MindSpore's
+        Cell doubles the loss of a single-element batch and needs the weight in the input's
+        full shape, which the function broadcasts on each call (see FUN008). It is not a
+        Cell, like the CrossEntropyLoss port (FUN015).
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
@@ -804,10 +813,38 @@ def _bce_weight(site, arg):
                           cst.Arg(site.parse(f"{site.code(x)}.shape"))])
 
 
-api(f"{F}.binary_cross_entropy", "mindspore.ops.binary_cross_entropy", rule="FUN008",
+def _reduce_apart(site, new, rule: str):
+    """``ops.binary_cross_entropy`` doubles a mean or sum over a single element on 2.10;
+    its ``reduction="none"`` values are right, so the port reduces them itself."""
+    arg = site.arg("reduction")
+    red = "mean" if arg is None else site.literal(arg.value)
+    if red == "none":
+        return new
+    if red not in ("mean", "sum"):
+        site.finding(rule, "reduction is not a literal: MindSpore's mean/sum over a single element is "
+                     "doubled on 2.10, so use reduction='none' and reduce the result yourself",
+                     comment="reduction not a literal")
+        return new
+    args = [a for a in new.args if not (a.keyword is not None and a.keyword.value == "reduction")]
+    args.append(cst.Arg(keyword=cst.Name("reduction"), value=cst.SimpleString('"none"'),
+                        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                              whitespace_after=cst.SimpleWhitespace(""))))
+    sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    args = [a.with_changes(comma=sep) for a in args[:-1]] + [args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+    site.changes.append(f"reduction='none' then .{red}()")
+    return cst.Call(func=cst.Attribute(value=new.with_changes(args=args), attr=cst.Name(red)))
+
+
+def _bce(site):
+    new = _reduce_apart(site, site.apply(func=site.ref("mindspore.ops.binary_cross_entropy")), "FUN008")
+    site.edit("FUN008", new, detail=site.describe("-> mindspore.ops.binary_cross_entropy"))
+    return new
+
+
+api(f"{F}.binary_cross_entropy", rule="FUN008",
     sig=("input", "target", "weight", "size_average", "reduce", "reduction"),
     rename={"input": "logits", "target": "labels"}, ms_sig=("logits", "labels", "weight", "reduction"),
-    values={"weight": _bce_weight}, unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+    values={"weight": _bce_weight}, unsupported=_LOSS_UNSUPPORTED, handler=_bce, returns=TENSOR)
 api(f"{F}.binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits", rule="FUN008",
     sig=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
     ms_sig=("input", "target", "weight", "pos_weight", "reduction"),
@@ -823,12 +860,43 @@ _MODULE_LOSSES = {
                           ("reduction", "weight", "pos_weight")),
 }
 for _cls, (_sig, _ms_sig) in _MODULE_LOSSES.items():
-    _unsupported = dict(_LOSS_UNSUPPORTED)
     if _cls == "BCELoss":
-        _unsupported["weight"] = ("MindSpore's BCELoss needs the weight in the input's full shape and "
-                                  "returns wrong values for a broadcastable one; use ops.binary_cross_entropy")
+        continue
     api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN014", sig=_sig, ms_sig=_ms_sig,
-        unsupported=_unsupported, returns=f"module:torch.nn.{_cls}")
+        unsupported=dict(_LOSS_UNSUPPORTED), returns=f"module:torch.nn.{_cls}")
+
+
+def _bce_module(site):
+    """``nn.BCELoss(...)`` -> a function of (input, target) computing the loss with
+    ``ops.binary_cross_entropy``: MindSpore's Cell doubles a mean or sum over a single
+    element and needs the weight in the input's full shape (broadcast here per call)."""
+    if site.bound() is None:
+        return None
+    arg = site.arg("reduction")
+    red = "mean" if arg is None else site.literal(arg.value)
+    if red not in ("mean", "sum", "none"):
+        site.finding("FUN014", "reduction is not a literal; port nn.BCELoss by hand with "
+                     "ops.binary_cross_entropy(..., reduction='none') and reduce the result",
+                     comment="reduction not a literal")
+        return None
+    for name in ("size_average", "reduce"):
+        if site.arg(name) is not None:
+            site.finding("FUN014", f"{name}= {_DEPRECATED}", comment=f"{name}= has no MindSpore equivalent")
+            return None
+    bce = site.code(site.ref("mindspore.ops.binary_cross_entropy"))
+    weight = site.arg("weight")
+    w = ""
+    if weight is not None and site.literal(weight.value, default=0) is not None:
+        w = f", {site.code(site.ref('mindspore.ops.broadcast_to'))}({site.code(weight.value).strip()}, input.shape)"
+    tail = "" if red == "none" else f".{red}()"
+    new = site.parse(f'(lambda input, target: {bce}(input, target{w}, reduction="none"){tail})')
+    site.edit("FUN014", new, detail="torch.nn.BCELoss -> a function of ops.binary_cross_entropy"
+              + ("; weight broadcast to the input" if w else ""))
+    return new
+
+
+api("torch.nn.BCELoss", rule="FUN014", sig=("weight", "size_average", "reduce", "reduction"),
+    handler=_bce_module, returns="loss function")
 
 
 def _ce_module(site):

@@ -99,22 +99,28 @@ register(
 
 register(
     "OPT004",
-    "AdamW becomes nn.AdamWeightDecay, which has no bias correction (flagged)",
+    "AdamW becomes mindspore.experimental.optim.AdamW (not nn.AdamWeightDecay)",
     group=GROUP,
     why="""
-        MindSpore's closest classic optimizer to ``torch.optim.AdamW`` is
-        ``nn.AdamWeightDecay``: same decoupled weight decay (``lr * weight_decay * param``
-        is subtracted), ``beta1``/``beta2`` instead of ``betas``, but different defaults
-        (eps 1e-6 and weight_decay 0.0 against PyTorch's 1e-8 and 0.01), so the port writes
-        them explicitly. Its update, however, divides the raw moment estimates without
-        PyTorch's bias correction, so the first steps are smaller and the weights drift
-        apart (about 0.09 after three steps at lr=0.01 in the test). The rewrite is kept
-        because it is the nearest classic optimizer, and it is always flagged. On 2.10,
-        ``mindspore.experimental.optim.AdamW`` reproduces PyTorch's AdamW to float32
-        rounding and is the faithful replacement if you can use the experimental API.
+        MindSpore's classic ``nn.AdamWeightDecay`` divides the raw moment estimates without
+        PyTorch's bias correction, so its first steps are smaller and the weights drift
+        apart (about 0.09 after three steps at lr=0.01). ``mindspore.experimental.optim.AdamW``
+        is a port of PyTorch's AdamW: same arguments (``lr``, ``betas``, ``eps``,
+        ``weight_decay``, ``amsgrad``, ``maximize``), same defaults (weight_decay 0.01, eps
+        1e-8), decoupled decay and bias correction; it reproduces PyTorch's weights to
+        float32 rounding, with ``amsgrad`` and ``maximize`` too. So the port keeps the call
+        as it is and only changes the class (and the parameters, rule OPT002). Like every
+        MindSpore optimizer it is a Cell called as ``optimizer(grads)``, with its
+        parameters in ``optimizer.parameters`` (what the training-step rewrite hands to
+        ``value_and_grad``). The class is marked experimental in MindSpore.
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/AdamWeightDecay.md",
+    installed_note="""
+        Measured on MindSpore 2.10 (CPU): nn.AdamWeightDecay has no bias correction (0.09
+        apart after 3 steps); mindspore.experimental.optim.AdamW agrees with torch.optim.AdamW
+        to about 1e-7 over 8 steps, with amsgrad=True and maximize=True as well.
+    """,
     example="""
         import torch.nn as nn
         import torch.optim as optim
@@ -126,20 +132,25 @@ register(
 
 register(
     "OPT005",
-    "RMSprop becomes nn.RMSProp, whose mean square starts at one (flagged)",
+    "RMSprop becomes mindspore.experimental.optim.RMSprop (not nn.RMSProp)",
     group=GROUP,
     why="""
-        ``nn.RMSProp`` names PyTorch's ``alpha`` ``decay`` and ``eps`` ``epsilon``, and its
-        defaults differ (learning_rate 0.1, decay 0.9, epsilon 1e-10 against lr 0.01,
-        alpha 0.99, eps 1e-8), so all three are written explicitly. Two differences
-        remain that no argument fixes: MindSpore initialises the running mean of squared
-        gradients to ones where PyTorch starts from zeros, so early steps are much smaller,
-        and it adds epsilon inside the square root. The port is therefore always flagged.
-        ``mindspore.experimental.optim.RMSprop`` matches PyTorch on 2.10 if the
-        experimental API is acceptable.
+        The classic ``nn.RMSProp`` starts its running mean of squared gradients at ones
+        where PyTorch starts from zeros, and adds epsilon inside the square root, so early
+        steps are much smaller and no argument fixes that.
+        ``mindspore.experimental.optim.RMSprop`` follows PyTorch's algorithm with PyTorch's
+        argument names and defaults (``lr`` 0.01, ``alpha`` 0.99, ``eps`` 1e-8,
+        ``weight_decay``, ``momentum``, ``centered``, ``maximize``), so the call keeps its
+        arguments and only the class changes. Weights agree with PyTorch to float32
+        rounding, with momentum and centered too. The class is marked experimental.
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/RMSProp.md",
+    installed_note="""
+        Measured on MindSpore 2.10 (CPU): nn.RMSProp moves the weights much less in the
+        first steps (its mean square starts at 1); the experimental RMSprop agrees with
+        torch.optim.RMSprop to about 6e-7 over 8 steps (momentum, centered, weight_decay).
+    """,
     example="""
         import torch.nn as nn
         import torch.optim as optim
@@ -206,26 +217,120 @@ register(
 
 register(
     "OPT008",
-    "Adagrad becomes nn.Adagrad with accum starting at zero",
+    "Adagrad becomes mindspore.experimental.optim.Adagrad, eps and lr_decay kept",
     group=GROUP,
     why="""
-        ``nn.Adagrad`` starts its sum of squared gradients at ``accum=0.1`` where PyTorch's
-        ``initial_accumulator_value`` is 0, and its learning rate defaults to 0.001 instead
-        of 0.01; the port writes both. MindSpore's update has no ``eps`` term (a zero
-        accumulated gradient leaves the weight unchanged, as PyTorch's tiny default eps
-        does), so the default eps is dropped and any other value is flagged, as is a
-        non-zero ``lr_decay``, which MindSpore's Adagrad does not have. The CPU kernel's
-        arithmetic is a little less exact than PyTorch's: weights agree to about 0.03% of
-        one step.
+        The classic ``nn.Adagrad`` has no ``eps`` and no ``lr_decay``, starts its sum of
+        squares at 0.1 and its CPU kernel is a little less exact than PyTorch's (weights
+        about 3e-4 of a step apart). ``mindspore.experimental.optim.Adagrad`` has
+        PyTorch's signature and defaults (``lr`` 0.01, ``lr_decay``, ``weight_decay``,
+        ``initial_accumulator_value`` 0, ``eps`` 1e-10, ``maximize``) and agrees with it to
+        float32 rounding, so the call keeps its arguments and only the class changes.
+        Its kernel takes ``eps`` only as a Python float: an integer literal such as
+        ``eps=1`` is written ``1.0`` and any other expression is wrapped in ``float()``.
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/Adagrad.md",
+    installed_note="""
+        Measured on MindSpore 2.10 (CPU): the experimental Adagrad agrees with
+        torch.optim.Adagrad to about 1e-7 over 8 steps with lr_decay, weight_decay,
+        initial_accumulator_value and eps set; ``eps=1`` (an int) raises a TypeError in
+        ApplyAdagradV2.
+    """,
     example="""
         import torch.nn as nn
         import torch.optim as optim
 
         model = nn.Linear(4, 2)
-        optimizer = optim.Adagrad(model.parameters(), lr=0.05)
+        optimizer = optim.Adagrad(model.parameters(), lr=0.05, lr_decay=0.01)
+    """,
+)
+
+register(
+    "OPT009",
+    "Adadelta, Adamax, NAdam, RAdam, ASGD and Rprop keep their arguments",
+    group=GROUP,
+    why="""
+        MindSpore's classic optimizers have no Adamax, NAdam, RAdam, ASGD or Rprop (and
+        ``nn.Adadelta`` names and orders its arguments differently), but
+        ``mindspore.experimental.optim`` has ports of all six with PyTorch's argument
+        names, order and defaults (Adadelta lr 1.0, Adamax and NAdam lr 0.002, RAdam 0.001,
+        ASGD 0.01 with lambd 1e-4, alpha 0.75 and t0 1e6, Rprop etas (0.5, 1.2) and
+        step_sizes (1e-6, 50)), and they agree with PyTorch to float32 rounding. The call
+        keeps its arguments and only the class changes. Three differences remain: NAdam's
+        and RAdam's ``decoupled_weight_decay=True`` and their ``maximize=True`` have no
+        counterpart and are flagged, and some arguments must be Python floats
+        (Adadelta's ``rho`` and ``eps``, ASGD's ``lambd`` and ``t0``): an integer literal is
+        written as a float and any other expression is wrapped in ``float()``. As in
+        PyTorch, Rprop reads ``lr`` only once (its initial step size), so a scheduler does
+        not change it.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Measured on MindSpore 2.10 (CPU) over 8 steps with every argument set: all six
+        agree with PyTorch to about 3e-7. ``ASGD(t0=5)`` and ``Adadelta(rho=1)`` (ints) raise
+        a TypeError in MindSpore.
+    """,
+    example="""
+        import torch.nn as nn
+        import torch.optim as optim
+
+        model = nn.Linear(4, 2)
+        optimizer = optim.NAdam(model.parameters(), lr=0.01, betas=(0.8, 0.99), momentum_decay=0.01)
+    """,
+)
+
+register(
+    "OPT010",
+    "Parameter groups of experimental optimizers keep all their settings",
+    group=GROUP,
+    why="""
+        Unlike the classic ``nn`` optimizers, which read only ``params``, ``lr`` and
+        ``weight_decay`` per group (rule OPT006), the ``mindspore.experimental.optim``
+        classes keep each group's dict like PyTorch: any setting the group names
+        (``betas``, ``momentum``, ``eps``...) overrides the optimizer-wide value for that
+        group, and missing ones are filled from the defaults. So the groups are kept as they
+        are; only each group's ``params`` becomes a list of trainable Parameters. They
+        also apply weight decay to every parameter of a group, as PyTorch does, so no
+        wrapping into a group is needed (rule OPT007 is about the classic optimizers).
+    """,
+    seed=SEED + " › Optimizer Execution and Usage Differences",
+    reference=REF,
+    example="""
+        import torch.nn as nn
+        import torch.optim as optim
+
+        model = nn.Sequential(nn.Linear(4, 3), nn.Linear(3, 2))
+        optimizer = optim.AdamW(
+            [{"params": model[0].parameters(), "betas": (0.8, 0.9)}, {"params": model[1].parameters()}],
+            lr=0.01,
+        )
+    """,
+)
+
+register(
+    "OPT011",
+    "LBFGS (a closure-driven optimizer) is flagged",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        ``torch.optim.LBFGS`` calls ``optimizer.step(closure)`` where the closure recomputes
+        the loss and its gradients several times per step (line search, ``max_iter``
+        inner iterations). MindSpore 2.10 has no LBFGS optimizer (``mindspore.nn`` and
+        ``mindspore.experimental.optim`` have none), and a MindSpore optimizer is called
+        once with a tuple of gradients, so there is no closure to hand it. The call is
+        flagged. To port it, use ``mindspore.scipy.optimize.minimize(fn, x0,
+        method="LBFGS")`` on a flat parameter vector, or switch to a first-order optimizer.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch.nn as nn
+        import torch.optim as optim
+
+        model = nn.Linear(4, 2)
+        optimizer = optim.LBFGS(model.parameters(), lr=1, max_iter=20)
     """,
 )
 
@@ -415,54 +520,96 @@ api("torch.optim.Adam", "mindspore.nn.Adam", rule="OPT003",
     },
     handler=_optimizer("OPT003", betas=True), **_COMMON)
 
-api("torch.optim.AdamW", "mindspore.nn.AdamWeightDecay", rule="OPT004",
-    sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad"),
-    ms_sig=("params", "learning_rate", "beta1", "beta2", "eps", "weight_decay"),
-    rename={"lr": "learning_rate"},
-    defaults={"learning_rate": "0.001", "eps": "1e-08", "weight_decay": "0.01"},
-    unsupported={
-        "maximize": _MAXIMIZE,
-        "amsgrad": (truthy_literal, "nn.AdamWeightDecay has no AMSGrad variant"),
-    },
-    handler=_optimizer(
-        "OPT004", betas=True, decay_default=0.01,
-        flag="nn.AdamWeightDecay has no bias correction; early steps differ from torch AdamW "
-             "(mindspore.experimental.optim.AdamW matches it)"),
-    **_COMMON)
+# ----------------------------------------------------------------------------- experimental
 
-api("torch.optim.RMSprop", "mindspore.nn.RMSProp", rule="OPT005",
-    sig=("params", "lr", "alpha", "eps", "weight_decay", "momentum", "centered"),
-    ms_sig=("params", "learning_rate", "decay", "momentum", "epsilon", "use_locking", "centered",
-            "loss_scale", "weight_decay"),
-    rename={"lr": "learning_rate", "alpha": "decay", "eps": "epsilon"},
-    defaults={"learning_rate": "0.01", "decay": "0.99", "epsilon": "1e-08"},
-    unsupported={"maximize": _MAXIMIZE},
-    handler=_optimizer(
-        "OPT005",
-        flag="nn.RMSProp starts its mean square at 1 (PyTorch: 0) and adds epsilon inside the "
-             "square root; early steps differ (mindspore.experimental.optim.RMSprop matches)"),
-    **_COMMON)
+#: PyTorch optimizers ported to ``mindspore.experimental.optim`` (same names and arguments);
+#: their learning rate lives in ``optimizer.param_groups[i]["lr"]`` (see schedulers.py).
+EXPERIMENTAL = {}
 
 
-def _adagrad_eps(site, arg):
-    if site.literal(arg.value, None) == 1e-10:
-        site.edit("OPT008", None, detail="eps=1e-10 dropped (MindSpore's Adagrad has no eps)")
-    else:
-        site.finding("OPT008", f"eps={site.code(arg.value).strip()}: MindSpore's Adagrad has no eps term",
-                     comment="eps= has no MindSpore equivalent, removed")
-    return False
+def _as_float(site, arg):
+    """The experimental optimizers require a Python float for some arguments."""
+    value = site.literal(arg.value, None)
+    if isinstance(value, float):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return site.parse(f"{float(value)!r}")
+    return site.parse(f"float({site.code(arg.value).strip()})")
 
 
-api("torch.optim.Adagrad", "mindspore.nn.Adagrad", rule="OPT008",
-    sig=("params", "lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps"),
-    ms_sig=("params", "accum", "learning_rate", "update_slots", "loss_scale", "weight_decay"),
-    rename={"lr": "learning_rate", "initial_accumulator_value": "accum"},
-    defaults={"learning_rate": "0.01", "accum": "0.0"},
-    values={"params": _params, "eps": _adagrad_eps},
-    drop=_DROPPED,
-    unsupported={
-        "maximize": _MAXIMIZE,
-        "lr_decay": (lambda site, arg: site.literal(arg.value, None) != 0,
-                     "MindSpore's Adagrad has no learning-rate decay; use a dynamic learning_rate"),
-    },
-    handler=_optimizer("OPT008"), returns="optimizer")
+def _groups_all(site, orig, upd):
+    """OPT010: experimental optimizers keep every group key; port each group's params."""
+    new_elements = []
+    for o_el, u_el in zip(orig.elements, upd.elements):
+        if isinstance(o_el.value, cst.Dict):
+            items = []
+            for o_item, u_item in zip(o_el.value.elements, u_el.value.elements):
+                key = site.literal(o_item.key, None) if isinstance(o_item, cst.DictElement) else None
+                if key == "params":
+                    value = _trainable(site, o_item.value)
+                    if value is not None:
+                        u_item = u_item.with_changes(value=value)
+                items.append(u_item)
+            u_el = u_el.with_changes(value=u_el.value.with_changes(elements=items))
+        new_elements.append(u_el)
+    site.edit("OPT010", None, detail="parameter groups kept with all their settings")
+    return upd.with_changes(elements=new_elements)
+
+
+def _params_all(site, arg):
+    orig = _original_value(site, arg)
+    if orig is None:
+        return None
+    if _is_groups(orig):
+        return _groups_all(site, orig, arg.value)
+    return _trainable(site, orig)
+
+
+def _experimental(torch_name: str, rule: str, sig: tuple, *, floats=(), unsupported=None):
+    target = f"mindspore.experimental.optim.{torch_name}"
+    ms_sig = tuple(p for p in sig if p not in _DROPPED)
+
+    def handler(site):
+        new = site.apply(func=site.ref(target))
+        site.edit(rule, new, detail=site.describe(f"torch.optim.{torch_name} -> {target}"))
+        return new
+
+    EXPERIMENTAL[f"torch.optim.{torch_name}"] = target
+    api(f"torch.optim.{torch_name}", target, rule=rule, sig=sig, ms_sig=ms_sig,
+        values={"params": _params_all, **{f: _as_float for f in floats}},
+        drop=_DROPPED, unsupported=unsupported or {}, handler=handler, returns="optimizer")
+
+
+_NOT_DECOUPLED = (truthy_literal, "MindSpore's {} only adds weight decay to the gradient (L2 penalty)")
+_experimental("AdamW", "OPT004", ("params", "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize",
+                                  "foreach", "capturable", "differentiable", "fused"))
+_experimental("RMSprop", "OPT005", ("params", "lr", "alpha", "eps", "weight_decay", "momentum", "centered",
+                                    "capturable", "foreach", "maximize", "differentiable"))
+_experimental("Adagrad", "OPT008", ("params", "lr", "lr_decay", "weight_decay", "initial_accumulator_value",
+                                    "eps", "foreach", "maximize", "differentiable", "fused"), floats=("eps",))
+_experimental("Adadelta", "OPT009", ("params", "lr", "rho", "eps", "weight_decay", "foreach", "capturable",
+                                     "maximize", "differentiable"), floats=("rho", "eps"))
+_experimental("Adamax", "OPT009", ("params", "lr", "betas", "eps", "weight_decay", "foreach", "maximize",
+                                   "differentiable", "capturable"))
+for _name, _sig in (("NAdam", ("params", "lr", "betas", "eps", "weight_decay", "momentum_decay",
+                               "decoupled_weight_decay")),
+                    ("RAdam", ("params", "lr", "betas", "eps", "weight_decay", "decoupled_weight_decay"))):
+    _experimental(_name, "OPT009", _sig, unsupported={
+        "decoupled_weight_decay": (_NOT_DECOUPLED[0], _NOT_DECOUPLED[1].format(_name)),
+        "maximize": (truthy_literal, f"MindSpore's {_name} has no maximize; negate the loss instead"),
+    })
+_experimental("ASGD", "OPT009", ("params", "lr", "lambd", "alpha", "t0", "weight_decay", "foreach",
+                                 "maximize", "differentiable", "capturable"), floats=("lambd", "t0"))
+_experimental("Rprop", "OPT009", ("params", "lr", "etas", "step_sizes", "capturable", "foreach", "maximize",
+                                  "differentiable"))
+
+
+def _lbfgs(site):
+    site.finding("OPT011", "torch.optim.LBFGS drives the step with a closure that re-evaluates the loss; "
+                 "MindSpore 2.10 has no LBFGS optimizer. Use mindspore.scipy.optimize.minimize(fn, x0, "
+                 "method='LBFGS') on a flat parameter vector, or a first-order optimizer",
+                 comment="LBFGS has no MindSpore optimizer; see rule OPT011")
+    return None
+
+
+api("torch.optim.LBFGS", rule="OPT011", handler=_lbfgs, returns="optimizer")

@@ -325,8 +325,32 @@ def test_loss_layers(layer, args):
 
 
 def test_loss_layer_findings():
-    flagged(HEAD + "c = nn.BCELoss(weight=torch.ones(2))\n", "FUN014", "weight= has no MindSpore")
     flagged(HEAD + "c = nn.MSELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
+    flagged(HEAD + "c = nn.BCELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
+    flagged(HEAD + "r = 'sum'\nc = nn.BCELoss(reduction=r)\n", "FUN014", "reduction not a literal")
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1), (3, 2)])
+def test_binary_cross_entropy_of_a_single_element_is_not_doubled(shape):
+    """MindSpore 2.10's BinaryCrossEntropy doubles a mean or sum over one element (its
+    reduction='none' values are right): the port reduces those values itself, for the
+    function and for nn.BCELoss (whose weight is broadcast to the input per call)."""
+    import mindspore
+    import numpy as np
+
+    with_doubling = mindspore.ops.binary_cross_entropy(mindspore.Tensor(np.full((1,), 0.3, np.float32)),
+                                                       mindspore.Tensor(np.ones((1,), np.float32)))
+    assert abs(float(with_doubling) - 2 * 1.2039728) < 1e-5  # why the port reduces by itself
+    src = HEAD + (f"p = torch.full({shape}, 0.3)\ny = torch.ones({shape})\n"
+                  "w = torch.full(p.shape[-1:], 2.0)\n"
+                  "a = F.binary_cross_entropy(p, y)\n"
+                  "b = nn.BCELoss()(p, y)\n"
+                  "crit = nn.BCELoss(weight=w, reduction='sum')\n"
+                  "c = crit(p, y)\n"
+                  "d = F.binary_cross_entropy(p, y, reduction='none')\n")
+    run = check(src, "a", "b", "c", "d", rule="FUN008")
+    assert not run.port.unsupported
+    assert 'reduction="none").sum()' in run.port.code
 
 
 def test_cross_entropy_layer_becomes_a_partial_of_the_functional_op():
