@@ -1337,3 +1337,128 @@ flagged("torch.einsum", """
     x = torch.ones(2, 3)
     y = torch.einsum("ij,kj->ik", x, x)
 """)
+
+# cases kept beside the rule modules they verify
+import msmagic.apis.layer_cases  # noqa: E402,F401
+import msmagic.apis.optim_cases  # noqa: E402,F401
+
+# std/var called the way notebooks call them (op_db samples pass dim and unbiased by keyword)
+case("Tensor.var", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    v = x.var(1)
+""")
+case("Tensor.var", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    legacy = x.var(False)
+""")
+case("Tensor.std", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    pos = x.std(1, False, True)
+""")
+case("Tensor.std", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    c = x.std(dim=2, correction=0)
+""")
+case("torch.std", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    legacy2 = torch.std(x, True)
+""")
+case("torch.std_mean", """
+    import torch
+    x = torch.linspace(-1, 2, 24).reshape(2, 3, 4)
+    sd, mean = torch.std_mean(x, 0)
+""")
+import msmagic.apis.utility_cases  # noqa: E402,F401
+
+# APIs the statement-level rules port: the whole training step or backward pass changes
+case("Tensor.backward", """
+    import torch
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    g = x.grad
+""")
+case("Tensor.grad", """
+    import torch
+    w = torch.tensor([0.5, -1.0], requires_grad=True)
+    z = (w.exp() * 3).sum()
+    z.backward()
+    gw = w.grad
+""")
+for _api in ("Optimizer.zero_grad", "Optimizer.step"):
+    case(_api, """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.linspace(-1, 1, 12).reshape(4, 3)
+        target = torch.linspace(0, 1, 8).reshape(4, 2)
+        for step in range(3):
+            optimizer.zero_grad()
+            loss = ((model(x) - target) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+    """)
+
+case("torch.nn.TransformerDecoderLayer", """
+    import torch
+    import torch.nn as nn
+    layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+    layer.eval()
+    tgt = torch.randn(2, 3, 8)
+    memory = torch.randn(2, 4, 8)
+    y = layer(tgt, memory)
+""")
+case("torch.nn.TransformerDecoder", """
+    import torch
+    import torch.nn as nn
+    layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0)
+    decoder = nn.TransformerDecoder(layer, 2)
+    decoder.eval()
+    tgt = torch.randn(3, 2, 8)
+    memory = torch.randn(4, 2, 8)
+    y = decoder(tgt, memory)
+""")
+
+case("Module.named_buffers", """
+    import torch
+    import torch.nn as nn
+    class Scaler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.tensor([2.0, 3.0]))
+        def forward(self, x):
+            return x * self.scale
+    m = Scaler()
+    names = [n for n, _ in m.named_buffers()]
+    total = sum(b.sum() for _, b in m.named_buffers())
+    y = m(torch.ones(2))
+""")
+case("Module.buffers", """
+    import torch
+    import torch.nn as nn
+    class Scaler(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.tensor([2.0, 3.0]))
+        def forward(self, x):
+            return x * self.scale
+    m = Scaler()
+    count = len(list(m.buffers()))
+    first = list(m.buffers())[0]
+""")
+
+case("torch.Tensor", """
+    import torch
+    def double(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+    x = torch.ones(3)
+    is_tensor = isinstance(x, torch.Tensor)
+    is_not = isinstance([1.0], torch.Tensor)
+    y = double(x)
+""")

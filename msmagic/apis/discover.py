@@ -133,11 +133,15 @@ def generic_candidates(index: dict, docs: dict) -> dict:
 
     from msmagic.apis import catalog, samples
 
-    known = {e.key for e in catalog.entries()}
+    entries = catalog.entries()
+    known = {e.key for e in entries}
+    verified_ops = {e.key: e.target for e in entries
+                    if e.status == "verified" and e.target.startswith("mindspore.ops.")}
     table = apis.table()
     names = set(docs)
     names |= {f"torch.{n}" for n in dir(torch) if not n.startswith("_") and hasattr(ops, n)}
-    names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if not n.startswith("_") and hasattr(mindspore.Tensor, n)}
+    names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if not n.startswith("_")
+              and (hasattr(mindspore.Tensor, n) or f"torch.{n}" in verified_ops)}
     names = {n for n in names if (n.startswith("Tensor.") or n.count(".") == 1) and n not in index
              and n not in known and n not in table}
     from msmagic.engine.spec import HANDLED_BY_STATEMENT_RULES
@@ -150,12 +154,16 @@ def generic_candidates(index: dict, docs: dict) -> dict:
             base = key[len("Tensor."):-1]
             if hasattr(mindspore.Tensor, base):
                 out[key] = [{"target": base, "inplace": "rebind"}]
+            if verified_ops.get(f"torch.{base}"):
+                out.setdefault(key, []).append({"target": verified_ops[f"torch.{base}"], "inplace": "rebind"})
             continue
         target = docs.get(key) if key.startswith("torch.") else (docs.get(key) or key.split(".", 1)[1])
         if key.startswith("torch.") and not (target and _exists(target)):
             target = _ms_target(key)
         if key.startswith("Tensor.") and not hasattr(mindspore.Tensor, target or ""):
-            continue
+            target = verified_ops.get("torch." + key.split(".", 1)[1])  # the function form
+            if not target:
+                continue
         if target:
             fields = {"target": target}
             if key.startswith("torch."):
@@ -164,6 +172,48 @@ def generic_candidates(index: dict, docs: dict) -> dict:
                     fields["rename"] = ren
             out[key] = [fields]
     return out
+
+
+#: PyTorch APIs whose MindSpore counterpart has another name or parameter order (from
+#: MindSpore's mapping tables and its op list). Candidates only: each is kept if it runs
+#: the same on PyTorch's samples.
+ALIASES = {
+    "torch.clamp_min": {"target": "mindspore.ops.clamp", "sig": ["input", "min"]},
+    "torch.clamp_max": {"target": "mindspore.ops.clamp", "sig": ["input", "max"],
+                        "ms_sig": ["input", "min", "max"]},
+    "Tensor.clamp_min": {"target": "clamp", "sig": ["min"]},
+    "Tensor.clamp_max": {"target": "clamp", "sig": ["max"], "ms_sig": ["min", "max"]},
+    "Tensor.clamp_min_": {"target": "clamp", "sig": ["min"], "inplace": "rebind"},
+    "Tensor.clamp_max_": {"target": "clamp", "sig": ["max"], "ms_sig": ["min", "max"], "inplace": "rebind"},
+    "torch.special.i0e": {"target": "mindspore.ops.bessel_i0e"},
+    "torch.special.i1": {"target": "mindspore.ops.bessel_i1"},
+    "torch.special.i1e": {"target": "mindspore.ops.bessel_i1e"},
+    "torch.special.modified_bessel_i0": {"target": "mindspore.ops.bessel_i0"},
+    "torch.special.modified_bessel_i1": {"target": "mindspore.ops.bessel_i1"},
+    "torch.special.modified_bessel_k0": {"target": "mindspore.ops.bessel_k0"},
+    "torch.special.modified_bessel_k1": {"target": "mindspore.ops.bessel_k1"},
+    "torch.special.scaled_modified_bessel_k0": {"target": "mindspore.ops.bessel_k0e"},
+    "torch.special.scaled_modified_bessel_k1": {"target": "mindspore.ops.bessel_k1e"},
+    "torch.special.spherical_bessel_j0": {"target": "mindspore.ops.bessel_j0"},
+    "torch.tensordot": {"target": "mindspore.ops.tensor_dot", "sig": ["a", "b", "dims"],
+                        "rename": {"a": "x1", "b": "x2", "dims": "axes"}},
+    "torch.pinverse": {"target": "mindspore.ops.pinv", "sig": ["input", "rcond"]},
+    "Tensor.pinverse": {"target": "mindspore.ops.pinv", "sig": ["rcond"]},
+    "torch.matrix_exp": {"target": "mindspore.ops.matrix_exp"},
+    "Tensor.matrix_exp": {"target": "mindspore.ops.matrix_exp"},
+    "torch.nanquantile": {"target": "mindspore.ops.nanquantile", "rename": {"dim": "axis", "keepdim": "keepdims"}},
+    "Tensor.nanquantile": {"target": "mindspore.ops.nanquantile", "rename": {"dim": "axis", "keepdim": "keepdims"}},
+    "torch.trapezoid": {"target": "mindspore.ops.trapz"},
+    "torch.empty_like": {"target": "mindspore.ops.zeros_like", "random": True},
+    "torch.linalg.cholesky_ex": {"flagged": "MindSpore has no cholesky with an info output"},
+}
+
+
+def alias_candidates(index: dict) -> dict:
+    from msmagic.apis import catalog
+
+    known = {e.key for e in catalog.entries() if e.status == "verified"}
+    return {k: [v] for k, v in ALIASES.items() if k in index and k not in known and "flagged" not in v}
 
 
 def candidates(index: dict) -> dict:
@@ -181,6 +231,12 @@ def candidates(index: dict) -> dict:
     out = {}
     from msmagic.apis.samples import torch_name as torch_name_of
 
+    def twin(key):
+        """The verified mindspore.ops target of the function twin of a Tensor method."""
+        base = key[len("Tensor."):]
+        base = base[:-1] if base.endswith("_") and not base.endswith("__") else base
+        return canonical_targets.get(f"torch.{base}")
+
     for key, (op, form) in sorted(index.items()):
         if key in known and not (key in table and "flagged" in table[key]):
             continue
@@ -188,10 +244,12 @@ def candidates(index: dict) -> dict:
         tries = []
         if form == "inplace":
             base = key[len("Tensor."):-1]
-            if hasattr(mindspore.Tensor, base + "_"):
+            if hasattr(mindspore.Tensor, base + "_") and not retry:
                 tries.append({"target": base + "_"})
-            if hasattr(mindspore.Tensor, base):
+            if hasattr(mindspore.Tensor, base) and not retry:
                 tries.append({"target": base, "inplace": "rebind"})
+            if twin(key):
+                tries.append({"target": twin(key), "inplace": "rebind"})
         else:
             same = _ms_target(key)
             doc = docs.get(key)
@@ -216,8 +274,9 @@ def candidates(index: dict) -> dict:
                     if ren:
                         fields["rename"] = ren
                 tries.append(fields)
-        if tries and retry and form == "inplace":
-            continue  # in-place variants were tried in full already
+        if key.startswith("Tensor.") and form != "inplace" and twin(key) and \
+                not any(t.get("target") == twin(key) for t in tries):
+            tries.append({"target": twin(key)})
         if tries:
             out[key] = tries
     return out
@@ -254,6 +313,9 @@ def main(argv=None) -> int:
     mods = module_candidates(samples.module_index(), documented_targets())
     cands.update(mods)
     kinds.update(dict.fromkeys(mods, "module"))
+    for k, v in alias_candidates(index).items():
+        cands[k] = v + [t for t in cands.get(k, []) if t not in v]
+        kinds[k] = "op"
     gen = generic_candidates(index, documented_targets())
     for k, v in gen.items():
         if k not in cands:

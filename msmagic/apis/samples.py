@@ -84,6 +84,10 @@ class _Writer:
             return f"torch.{name}"
         if isinstance(v, torch.Size):
             return repr(tuple(v))
+        if isinstance(v, slice):
+            return f"slice({self.value(v.start)}, {self.value(v.stop)}, {self.value(v.step)})"
+        if v is Ellipsis:
+            return "..."
         if isinstance(v, (tuple, list)):
             inner = ", ".join(self.value(x) for x in v)
             if isinstance(v, tuple):
@@ -137,7 +141,7 @@ def op_index() -> dict:
         if "." not in base:
             if op.method_variant is not None:
                 out.setdefault(f"Tensor.{base}", (op, "method"))
-            if op.inplace_variant is not None:
+            if op.inplace_variant is not None and not base.endswith("_"):
                 out.setdefault(f"Tensor.{base}_", (op, "inplace"))
             # aliases (arccos for acos, multiply for mul) share the op's samples
             for alias in getattr(op, "aliases", ()) or ():
@@ -161,7 +165,8 @@ def generic_index(keys) -> dict:
         if key.startswith("Tensor."):
             if hasattr(torch.Tensor, name) and callable(getattr(torch.Tensor, name)):
                 out[key] = "inplace" if name.endswith("_") and not name.endswith("__") else "method"
-        elif key.count(".") == 1 and callable(getattr(torch, name, None)) and not name[:1].isupper():
+        elif key.count(".") == 1 and callable(getattr(torch, name, None)) and not name[:1].isupper() \
+                and not isinstance(getattr(torch, name), type):
             out[key] = "function"
     return out
 
@@ -302,3 +307,57 @@ def module_snippets(info, key: str, per_dtype: int = PER_DTYPE):
                           positional=len(mi.constructor_input.args),
                           keywords=tuple(sorted(mi.constructor_input.kwargs)), dtype=dtype,
                           zero_dim=any(_is_zero_dim(a) for a in mi.forward_input.args))
+
+
+#: Python operators on tensors: msmagic keeps them as written, so MindSpore's operator
+#: must compute what PyTorch's does. key -> (op_db name whose samples are used, template)
+OPERATORS = {
+    "Tensor.__add__": ("add", "{x} + {0}"), "Tensor.__sub__": ("sub", "{x} - {0}"),
+    "Tensor.__mul__": ("mul", "{x} * {0}"), "Tensor.__truediv__": ("div", "{x} / {0}"),
+    "Tensor.__floordiv__": ("floor_divide", "{x} // {0}"), "Tensor.__mod__": ("remainder", "{x} % {0}"),
+    "Tensor.__pow__": ("pow", "{x} ** {0}"), "Tensor.__matmul__": ("matmul", "{x} @ {0}"),
+    "Tensor.__eq__": ("eq", "{x} == {0}"), "Tensor.__ne__": ("ne", "{x} != {0}"),
+    "Tensor.__lt__": ("lt", "{x} < {0}"), "Tensor.__le__": ("le", "{x} <= {0}"),
+    "Tensor.__gt__": ("gt", "{x} > {0}"), "Tensor.__ge__": ("ge", "{x} >= {0}"),
+    "Tensor.__and__": ("bitwise_and", "{x} & {0}"), "Tensor.__or__": ("bitwise_or", "{x} | {0}"),
+    "Tensor.__xor__": ("bitwise_xor", "{x} ^ {0}"), "Tensor.__neg__": ("neg", "-{x}"),
+    "Tensor.__abs__": ("abs", "abs({x})"), "Tensor.__invert__": ("bitwise_not", "~{x}"),
+    "Tensor.__radd__": ("__radd__", "{0} + {x}"), "Tensor.__rsub__": ("__rsub__", "{0} - {x}"),
+    "Tensor.__rmul__": ("__rmul__", "{0} * {x}"), "Tensor.__rtruediv__": ("__rdiv__", "{0} / {x}"),
+    "Tensor.__rmod__": ("__rmod__", "{0} % {x}"), "Tensor.__rpow__": ("__rpow__", "{0} ** {x}"),
+    "Tensor.__rmatmul__": ("__rmatmul__", "{0} @ {x}"), "Tensor.__rand__": ("__rand__", "{0} & {x}"),
+    "Tensor.__ror__": ("__ror__", "{0} | {x}"), "Tensor.__rxor__": ("__rxor__", "{0} ^ {x}"),
+    "Tensor.__getitem__": ("__getitem__", "{x}[{0}]"),
+}
+
+
+def operator_snippets(key: str, per_dtype: int = PER_DTYPE):
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    base, template = OPERATORS[key]
+    op = next(o for o in op_db if o.name == base and o.variant_test_name in ("", "default", "no_rounding_mode"))
+    supported = {str(d).split(".")[-1] for d in op.supported_dtypes("cpu")}
+    nargs = template.count("{0}")
+    for dtype in DTYPES:
+        if dtype not in supported:
+            continue
+        taken = 0
+        try:
+            for sample in op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=False):
+                if taken >= per_dtype:
+                    break
+                if sample.kwargs or len(sample.args) != nargs:
+                    continue
+                w = _Writer()
+                try:
+                    x = w.value(sample.input)
+                    args = [w.value(a) for a in sample.args]
+                except Unwritable:
+                    continue
+                code = "out = " + template.format(*args, x=x)
+                taken += 1
+                yield Snippet(code=code, tensors=w.tensors, positional=nargs, dtype=dtype,
+                              zero_dim=_is_zero_dim(sample.input))
+        except Exception:
+            continue

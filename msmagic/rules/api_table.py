@@ -91,7 +91,9 @@ register(
         unchanged). The methods in the table were run on PyTorch's test samples and gave
         PyTorch's values, shapes and dtypes, so they are kept as they are (or renamed,
         where MindSpore spells them differently). A method on a tensor that is not in the
-        table is flagged (API005), never passed through unverified.
+        table is flagged (API005), never passed through unverified. Python operators on
+        tensors (``+``, ``//``, ``%``, ``@``, comparisons, ``x[idx]``...) are kept as written;
+        they were run on PyTorch's samples too and are listed with the methods.
     """,
     seed="seeds/002 API Comparison › Tensor/Parameter",
     reference=REF,
@@ -187,7 +189,10 @@ register(
         with the arguments this call passes (a keyword, or more positional arguments,
         than any verified sample used), or the verification found a dtype where
         MindSpore computes something else. The call is ported and flagged: check the
-        result for this case, or run the cell under ``%%ms_parity``.
+        result for this case, or run the cell under ``%%ms_parity``. Operators are kept as
+        written and verified the same way (``x + y``, ``x // y``, ``x[idx]``...); the one
+        that differs on 2.10 is ``~`` on an integer tensor (a logical not in MindSpore), so
+        ``~t`` is flagged unless ``t`` is visibly a comparison.
     """,
     seed="seeds/002 API Comparison",
     reference=REF,
@@ -257,7 +262,7 @@ def check_pattern(site, key: str) -> None:
         site.finding(PATTERN_RULE, f"{key} was verified on PyTorch's samples, but not with {what}: "
                      "check the result for this call", comment=f"{key}: {what} not verified")
         return
-    silent = {d: why for d, why in rec.get("dtypes", {}).items() if why.startswith("differs")}
+    silent = {d: why for d, why in rec.get("dtypes", {}).items() if why.startswith(("differs", "partly differs"))}
     if silent:
         dts = ", ".join(f"{d} ({why})" for d, why in sorted(silent.items()))
         site.finding(PATTERN_RULE, f"{key}: MindSpore computes something else for {dts}; verified for "
@@ -327,13 +332,21 @@ def make_handler(key: str, fields: dict):
             site.finding(FLAGGED_RULE, f"{key}: {fields['flagged']}", comment=f"{key} not ported: differs in MindSpore")
             return None
         check_pattern(site, key)
-        if is_method:
-            func = site.updated.func
-            if target and target != key.rsplit(".", 1)[-1]:
-                func = func.with_changes(attr=cst.Name(target))
+        if is_method and target.startswith("mindspore."):
+            # the function form: MindSpore's Tensor lacks the method or gets it wrong,
+            # the op is right: ``x.mv(v)`` -> ``mindspore.ops.mv(x, v)``
+            call = site.apply(func=site.ref(target))
+            first = cst.Arg(site.receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                            if call.args else cst.MaybeSentinel.DEFAULT)
+            new = call.with_changes(args=[first, *call.args])
         else:
-            func = site.ref(target)
-        new = site.apply(func=func)
+            if is_method:
+                func = site.updated.func
+                if target and target != key.rsplit(".", 1)[-1]:
+                    func = func.with_changes(attr=cst.Name(target))
+            else:
+                func = site.ref(target)
+            new = site.apply(func=func)
         if fields.get("pack"):
             new = pack_positional(new, 0 if is_method else 0)
         if fields.get("cast"):
@@ -347,8 +360,9 @@ def make_handler(key: str, fields: dict):
             site.changes.append("in-place: name rebound")
         # logged even without a visible change: the badge names the verified mapping
         if True:
-            base = f"{key} -> {target}" if not is_method else (
-                f".{key.rsplit('.', 1)[-1]}() -> .{target}()" if target != key.rsplit(".", 1)[-1] else "")
+            name = key.rsplit(".", 1)[-1]
+            base = (f"{key} -> {target}" if not is_method else f".{name}() -> {target}(x, ...)"
+                    if target.startswith("mindspore.") else f".{name}() -> .{target}()" if target != name else "")
             site.edit(rule, new, detail=site.describe(base))
         return new
 

@@ -247,3 +247,70 @@ api("torch.nn.TransformerEncoder", "mindspore.nn.TransformerEncoder", rule="ATN0
     },
     returns=ENCODER,
     params={})
+
+
+# ----------------------------------------------------------------------------- ATN004
+
+register(
+    "ATN004",
+    "TransformerDecoderLayer and TransformerDecoder port as is",
+    group=GROUP,
+    why="""
+        ``nn.TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+        layer_norm_eps, batch_first, norm_first)`` and ``nn.TransformerDecoder(decoder_layer,
+        num_layers, norm)`` exist in MindSpore with the same arguments, defaults and
+        forward signature ``(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask,
+        memory_key_padding_mask)``, and compute the same outputs in eval mode. As in the
+        encoder layer, the feed-forward sublayers are called ``dense1``/``dense2`` where
+        PyTorch says ``linear1``/``linear2``: the entry maps those names, so parity copies
+        and compares every weight. The activation must be 'relu' or 'gelu' (ATN002), and
+        ``bias=False`` has no counterpart (MindSpore's layer always has biases).
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=DIFF + "TransformerDecoderLayer.md",
+    installed_note="""
+        Verified on 2.10: parameter names match PyTorch's except linear1/linear2 ->
+        dense1/dense2; layer_norm_eps defaults to 1e-5 like PyTorch.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        layer = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+        layer.eval()
+        tgt = torch.linspace(-1, 1, 2 * 3 * 8).reshape(2, 3, 8)
+        memory = torch.linspace(1, -1, 2 * 4 * 8).reshape(2, 4, 8)
+        y = layer(tgt, memory)
+    """,
+)
+
+DECODER_LAYER = "module:torch.nn.TransformerDecoderLayer"
+api("torch.nn.TransformerDecoderLayer", "mindspore.nn.TransformerDecoderLayer", rule="ATN004",
+    sig=("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps",
+         "batch_first", "norm_first", "bias", "device", "dtype"),
+    ms_sig=("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps",
+            "batch_first", "norm_first"),
+    values={"activation": _activation},
+    drop={"device": DEVICE_RULE},
+    unsupported={
+        "bias": (_not_true, "MindSpore's TransformerDecoderLayer always has biases"),
+        "dtype": _DTYPE,
+    },
+    returns=DECODER_LAYER,
+    params={"linear1": "dense1", "linear2": "dense2"})
+api("torch.nn.TransformerDecoder", "mindspore.nn.TransformerDecoder", rule="ATN004",
+    sig=("decoder_layer", "num_layers", "norm"), returns="module:torch.nn.TransformerDecoder",
+    params={})
+
+api("torch.nn.Transformer", "mindspore.nn.Transformer", rule="ATN004",
+    sig=("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
+         "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first", "norm_first",
+         "bias", "device", "dtype"),
+    ms_sig=("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
+            "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first", "norm_first"),
+    values={"activation": _activation},
+    drop={"device": DEVICE_RULE},
+    unsupported={
+        "bias": (_not_true, "MindSpore's Transformer always has biases"),
+        "dtype": _DTYPE,
+    },
+    returns="module:torch.nn.Transformer", params={})

@@ -518,6 +518,9 @@ method("named_modules", "CEL004", receiver="module", target="cells_and_names",
        },
        unambiguous=True, returns="named:module")
 method("modules", "CEL004", receiver="module", handler=_modules, returns="iter:module")
+# Cells of 2.10 have PyTorch's buffer API (verified by cases): kept as written
+method("buffers", "CEL004", receiver="module", returns="iter:tensor")
+method("named_buffers", "CEL004", receiver="module", returns="named:tensor")
 
 
 def _add_module_shape(site) -> bool:

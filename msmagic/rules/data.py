@@ -235,3 +235,20 @@ def _size(site):
 
 
 method("size", "DAT006", unambiguous=True, sig=("dim",), handler=_size, returns=None)
+
+
+def _tensor_type(site):
+    """``torch.Tensor`` as a type (``isinstance(x, torch.Tensor)``, annotations) is
+    ``mindspore.Tensor``. Called, it is PyTorch's legacy constructor (float32 from data,
+    uninitialised from a shape), which ``mindspore.Tensor`` does not reproduce: flagged."""
+    if isinstance(site.original, cst.Call):
+        site.finding("DAT001", "torch.Tensor(...) is the legacy constructor (float32 data, or an "
+                     "uninitialised tensor from a shape): use torch.tensor(data, dtype=torch.float32) "
+                     "or torch.zeros(shape)", comment="legacy torch.Tensor(...) constructor")
+        return None
+    new = site.ref("mindspore.Tensor")
+    site.edit("DAT001", new, detail="torch.Tensor (the type) -> mindspore.Tensor")
+    return new
+
+
+api("torch.Tensor", "mindspore.Tensor", rule="DAT001", attr=True, handler=_tensor_type, returns=None)

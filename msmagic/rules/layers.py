@@ -373,6 +373,62 @@ api("torch.nn.ConvTranspose2d", "mindspore.nn.Conv2dTranspose", rule="LAY003",
     handler=_conv(2, transposed=True), returns="module:torch.nn.ConvTranspose2d")
 
 
+api("torch.nn.ConvTranspose1d", "mindspore.nn.Conv1dTranspose", rule="LAY003",
+    sig=("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
+         "groups", "bias", "dilation", "padding_mode", "device", "dtype"),
+    ms_sig=("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
+            "dilation", "group", "has_bias"),
+    rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
+    drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
+    values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
+    handler=_conv(1, transposed=True), returns="module:torch.nn.ConvTranspose1d")
+api("torch.nn.ConvTranspose3d", "mindspore.nn.Conv3dTranspose", rule="LAY003",
+    sig=("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
+         "groups", "bias", "dilation", "padding_mode", "device", "dtype"),
+    ms_sig=("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
+            "dilation", "group", "output_padding", "has_bias"),
+    rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
+    drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
+    values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
+    handler=_conv(3, transposed=True), returns="module:torch.nn.ConvTranspose3d")
+
+
+def _conv_function(dims: int):
+    """``F.conv2d(x, w, b, stride, padding, dilation, groups)`` -> ``ops.conv2d`` with
+    ``pad_mode``: MindSpore's functional conv pads only under ``pad_mode="pad"``."""
+
+    def handler(site):
+        target = site.entry.target
+        new = site.apply(func=site.ref(target))
+        if site.bound() is not None:
+            arg = site.arg("padding")
+            value = None if arg is None else site.literal(arg.value, default=arg)
+            if isinstance(value, str) and value in ("same", "valid"):
+                new = _set_kw(new, "padding", None)
+                new = _set_kw(new, "pad_mode", _text(value))
+                site.changes.append(f"pad_mode={value!r}")
+            elif arg is not None and value is not arg and value not in (0, (0,) * dims):
+                if isinstance(value, tuple) and dims == 2 and len(value) == 2:
+                    value = (value[0], value[0], value[1], value[1])  # MindSpore: per side
+                new = _set_kw(new, "padding", _text(value) if isinstance(value, tuple) else arg.value)
+                new = _set_kw(new, "pad_mode", _text("pad"), at=_index(new, "padding"))
+                site.changes.append("pad_mode='pad'")
+            elif arg is not None and value is arg:
+                site.finding(site.entry.rule, "padding is not a literal: MindSpore needs pad_mode='pad' "
+                             "for numbers and pad_mode='same'/'valid' for strings", comment="padding not a literal")
+        site.edit(site.entry.rule, new, detail=site.describe(f"{site.api} -> {target}"))
+        return new
+
+    return handler
+
+
+for _d in (1, 2):
+    for _name in (f"torch.nn.functional.conv{_d}d", f"torch.conv{_d}d"):
+        api(_name, f"mindspore.ops.conv{_d}d", rule="LAY002",
+            sig=("input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+            ms_sig=("input", "weight", "bias", "stride"), handler=_conv_function(_d), returns="tensor")
+
+
 def _conv1d_weight(site):
     site.finding(
         "LAY002",

@@ -1,5 +1,8 @@
 """Optimizers: ``torch.optim.X(model.parameters(), lr=...)`` becomes a MindSpore optimizer
-Cell over ``model.trainable_params()`` with ``learning_rate=``.
+Cell over ``model.trainable_params()``: SGD and Adam become the classic ``mindspore.nn``
+optimizers (``learning_rate=``); AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam,
+ASGD and Rprop become their ``mindspore.experimental.optim`` ports, which keep PyTorch's
+arguments and match its numbers (the classic nn.AdamWeightDecay/RMSProp/Adagrad do not).
 
 Each mapping was verified by driving both optimizers with the same fixed gradients for a
 few steps and comparing the weights (tests/rules/test_optim.py). The training loop itself

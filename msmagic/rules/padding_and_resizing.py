@@ -321,3 +321,11 @@ def _one_hot(site):
 
 
 api(f"{F}.one_hot", rule="PAD004", sig=("input", "num_classes"), handler=_one_hot, returns=TENSOR)
+
+# nn.UpsamplingNearest2d / nn.UpsamplingBilinear2d: nn.Upsample with the mode (and, for
+# bilinear, align_corners=True) these deprecated classes fix
+api("torch.nn.UpsamplingNearest2d", rule="PAD002", sig=("size", "scale_factor"), ms_sig=("size", "scale_factor"),
+    handler=_interpolate("mindspore.nn.Upsample"), returns="module:torch.nn.Upsample")
+api("torch.nn.UpsamplingBilinear2d", rule="PAD002", sig=("size", "scale_factor"), ms_sig=("size", "scale_factor"),
+    defaults={"mode": '"bilinear"', "align_corners": "True"},
+    handler=_interpolate("mindspore.nn.Upsample"), returns="module:torch.nn.Upsample")

@@ -22,6 +22,7 @@ GROUP = "Learning-rate schedules"
 SEED = "seeds/002 Learning Rate Strategy Comparison"
 REF = "r2.4.10/api_mapping/pytorch_api_mapping.md (torch.optim.lr_scheduler)"
 PREFIX = "torch.optim.lr_scheduler."
+OPTIM = "torch.optim."
 KIND = "scheduler"
 _NOTE = """
     Verified on MindSpore 2.10 (CPU): ``Parameter.set_data`` on ``optimizer.learning_rate``
@@ -213,6 +214,170 @@ register(
 )
 
 
+register(
+    "SCH007",
+    "With an experimental optimizer the rate is param_groups[0][\"lr\"]",
+    group=GROUP,
+    why="""
+        Optimizers ported to ``mindspore.experimental.optim`` (AdamW, RMSprop, Adagrad,
+        Adadelta, Adamax, NAdam, RAdam, ASGD, Rprop) have no ``learning_rate`` attribute:
+        like PyTorch they keep one rate per parameter group, as a float32 Parameter in
+        ``optimizer.param_groups[i]["lr"]`` that their compiled update reads on every call.
+        So for them the scheduler rewrite (SCH001) assigns to
+        ``optimizer.param_groups[0]["lr"]`` and the reads (SCH005) become
+        ``float(optimizer.param_groups[0]["lr"])``. The optimizer is recognised by its
+        construction earlier in the cell (or an earlier ported cell). An experimental
+        optimizer built on several parameter groups has one rate Parameter per group,
+        which the single-rate rewrite cannot drive: such a scheduler is flagged.
+    """,
+    seed=SEED + " › Obtaining the Learning Rate",
+    reference=REF,
+    installed_note="""
+        Verified on MindSpore 2.10 (CPU): ``ops.assign(optimizer.param_groups[0]["lr"], 0.0)``
+        stops AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam and RAdam from moving the
+        weights on the next call; ASGD and Rprop, like PyTorch's, do not use the current
+        rate that way (Rprop reads it only at the first step).
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+        for epoch in range(3):
+            scheduler.step()
+        lr = optimizer.param_groups[0]["lr"]
+    """,
+)
+
+register(
+    "SCH008",
+    "ConstantLR, LinearLR and PolynomialLR become closed-form per-epoch rates",
+    group=GROUP,
+    why="""
+        These warm-up and decay schedulers scale the initial rate by a factor that depends
+        only on the epoch: ``ConstantLR`` by ``factor`` before ``total_iters`` and by 1
+        after; ``LinearLR`` by a factor moving linearly from ``start_factor`` to
+        ``end_factor`` over ``total_iters`` epochs; ``PolynomialLR`` by
+        ``(1 - min(epoch, total_iters) / total_iters) ** power``. PyTorch updates the rate
+        step by step with ratios of consecutive factors, which equals these closed forms
+        (its own ``_get_closed_form_lr``) up to rounding, so the port writes the closed form
+        and assigns it per epoch (SCH001). MindSpore's ``nn.PolynomialDecayLR`` and
+        ``nn.WarmUpLR`` count optimizer steps, not epochs, and their formulas differ
+        (``end_learning_rate``, no start factor), so they are not used. PyTorch's defaults
+        (factor 1/3, start_factor 1/3, total_iters 5) are written out.
+    """,
+    seed=SEED + " › Dynamic Learning Rate Differences",
+    reference=REF,
+    installed_note=_NOTE,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.25, total_iters=3)
+        rates = []
+        for epoch in range(5):
+            scheduler.step()
+            rates.append(optimizer.param_groups[0]["lr"])
+    """,
+)
+
+register(
+    "SCH009",
+    "MultiplicativeLR becomes lr times the product of lr_lambda over the epochs",
+    group=GROUP,
+    why="""
+        ``MultiplicativeLR`` multiplies the current rate by ``lr_lambda(epoch)`` at every
+        ``step()`` (epochs 1, 2, ...; the rate at epoch 0 is the optimizer's own). The rate
+        at epoch ``e`` is therefore ``lr * math.prod(lr_lambda(k) for k in range(1, e + 1))``,
+        which the port writes and assigns per epoch (SCH001); the function is called once
+        per epoch and factor, as often as PyTorch calls it over the run, so it should be a
+        pure function of the epoch. A list of functions (one per parameter group) is not
+        supported and is flagged.
+    """,
+    seed=SEED + " › Custom Learning Rate Differences",
+    reference=REF,
+    installed_note=_NOTE,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.MultiplicativeLR(optimizer, lr_lambda=lambda e: 0.9)
+        rates = []
+        for epoch in range(4):
+            scheduler.step()
+            rates.append(scheduler.get_last_lr()[0])
+    """,
+)
+
+register(
+    "SCH010",
+    "CosineAnnealingWarmRestarts (stepped per epoch) becomes its closed form",
+    group=GROUP,
+    why="""
+        Stepped once per epoch without arguments, ``CosineAnnealingWarmRestarts`` follows a
+        cosine from ``lr`` to ``eta_min`` over ``T_0`` epochs, then restarts, each cycle
+        ``T_mult`` times longer. The cycle position ``T_cur`` and length ``T_i`` are whole
+        numbers of epochs, so the port computes them exactly with integers (cycle ``k``
+        starts at epoch ``T_0 * (T_mult ** k - 1) // (T_mult - 1)``, or ``T_0 * k`` when
+        ``T_mult`` is 1) instead of PyTorch's ``math.log`` formula for ``step(epoch)``, which
+        can land on the wrong cycle at a boundary, and writes
+        ``eta_min + (lr - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``. Fractional steps,
+        ``step(epoch + i / iters)`` within an epoch, are not ported (SCH001), and ``T_mult``
+        must be an integer literal.
+    """,
+    seed=SEED + " › Dynamic Learning Rate Differences",
+    reference=REF,
+    installed_note=_NOTE,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=2, T_mult=2)
+        rates = []
+        for epoch in range(8):
+            scheduler.step()
+            rates.append(optimizer.param_groups[0]["lr"])
+    """,
+)
+
+register(
+    "SCH011",
+    "ReduceLROnPlateau, CyclicLR, OneCycleLR and scheduler chains are flagged",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        These schedulers cannot become a fixed sequence of per-epoch rates assigned to
+        one Parameter. ``ReduceLROnPlateau`` decides from the metric passed to
+        ``step(metric)`` at run time. ``CyclicLR`` and ``OneCycleLR`` also cycle the
+        optimizer's momentum (``cycle_momentum=True`` by default, which even gives plain SGD
+        a momentum), and MindSpore optimizers fix their momentum at construction.
+        ``SequentialLR`` and ``ChainedScheduler`` combine other scheduler objects that each
+        set the rate when built. All are flagged; port them by hand: compute the rates in
+        Python and ``ops.assign`` them to the optimizer's rate Parameter (SCH001, SCH007),
+        or, for ``ReduceLROnPlateau``, keep the bookkeeping in Python and assign the
+        reduced rate when it changes.
+    """,
+    seed=SEED + " › Dynamic Learning Rate Differences",
+    reference=REF,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=2)
+    """,
+)
+
+
 # ----------------------------------------------------------------------------- helpers
 
 
@@ -277,6 +442,70 @@ def _scheduled_optimizer(site):
     return opt
 
 
+def _optimizer_construction(site, node):
+    """The original ``torch.optim.X(...)`` call last assigned to the name ``node`` before
+    this statement (this cell or an earlier ported one), and its qualified name."""
+    if not isinstance(node, cst.Name):
+        return None, None
+    for body, _, index in reversed(site.t.blocks):
+        for stmt in reversed(body[:max(index, 0)]):
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                        and any(isinstance(t.target, cst.Name) and t.target.value == node.value
+                                for t in small.targets)):
+                    qual = site.t.resolve(small.value.func)
+                    return (small.value, qual) if qual and qual.startswith(OPTIM) else (None, None)
+    earlier = site.earlier_definition(node.value)
+    if earlier is not None:
+        qual = site.t.resolve(earlier.func)
+        if qual and qual.startswith(OPTIM):
+            return earlier, qual
+    return None, None
+
+
+def _is_experimental(site, opt_text: str) -> bool:
+    """Was the optimizer named ``opt_text`` ported to mindspore.experimental.optim?"""
+    from msmagic.rules.optim import EXPERIMENTAL
+
+    try:
+        node = cst.parse_expression(opt_text)
+    except Exception:
+        return False
+    _, qual = _optimizer_construction(site, node)
+    return qual in EXPERIMENTAL
+
+
+def _lr_param(site, opt_text: str) -> str:
+    """The Parameter holding the optimizer's (first group's) learning rate: classic
+    ``mindspore.nn`` optimizers keep it in ``learning_rate``, the experimental ones in
+    ``param_groups[0]["lr"]`` (SCH007)."""
+    if _is_experimental(site, opt_text):
+        site.edit("SCH007", None, detail=f'{opt_text}.param_groups[0]["lr"] holds the rate')
+        return f'{opt_text}.param_groups[0]["lr"]'
+    return f"{opt_text}.learning_rate"
+
+
+def _several_groups(site, opt_text: str) -> bool:
+    """An experimental optimizer built on a list of parameter groups: each group has its
+    own rate Parameter, which the single-rate rewrite cannot drive."""
+    try:
+        node = cst.parse_expression(opt_text)
+    except Exception:
+        return False
+    from msmagic.rules.optim import EXPERIMENTAL
+
+    call, qual = _optimizer_construction(site, node)
+    if call is None or qual not in EXPERIMENTAL:
+        return False
+    first = call.args[0].value if call.args else None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "params":
+            first = a.value
+    return isinstance(first, (cst.List, cst.Tuple)) and any(isinstance(e.value, cst.Dict) for e in first.elements)
+
+
 # ----------------------------------------------------------------------------- schedulers
 
 
@@ -315,7 +544,12 @@ def _scheduler(rule: str, formula: str, defaults: dict, *, extra=()):
             if problem:
                 site.finding(rule, problem, comment=problem.split(";")[0])
                 return None
-        params = [f"lr=float({opt}.learning_rate)"]
+        if _several_groups(site, opt):
+            site.finding(rule, f"{opt} has several parameter groups, each with its own rate; the port "
+                         "drives one rate only", comment="scheduler over parameter groups not ported")
+            return None
+        lr_param = _lr_param(site, opt)
+        params = [f"lr=float({lr_param})"]
         for name, default in defaults.items():
             value = given.get(name, default)
             if value is None:
@@ -323,14 +557,15 @@ def _scheduler(rule: str, formula: str, defaults: dict, *, extra=()):
                 return None
             params.append(f"{name}={value}")
         site.require_import("itertools")
-        if "math." in formula:
+        if "math." in (formula(given) if callable(formula) else formula):
             site.require_import("math")
-        new = site.parse(f"map(lambda epoch, {', '.join(params)}: {formula}, itertools.count())")
+        text = formula(given) if callable(formula) else formula
+        new = site.parse(f"map(lambda epoch, {', '.join(params)}: {text}, itertools.count())")
         assign = site.code(site.ref("mindspore.ops.assign"))
-        first = parse_statement(f"{assign}({opt}.learning_rate, next({target}))\n")
+        first = parse_statement(f"{assign}({lr_param}, next({target}))\n")
         site.on_line(lambda line: cst.FlattenSentinel([line, first]))
         short = site.api.rsplit(".", 1)[-1]
-        site.edit(rule, new, detail=f"{short} -> per-epoch rates {formula}; epoch-0 rate assigned")
+        site.edit(rule, new, detail=f"{short} -> per-epoch rates {text}; epoch-0 rate assigned")
         return new
 
     return handler
@@ -364,6 +599,72 @@ api(PREFIX + "LambdaLR", rule="SCH004", sig=("optimizer", "lr_lambda", "last_epo
     **_COMMON)
 
 
+api(PREFIX + "ConstantLR", rule="SCH008", sig=("optimizer", "factor", "total_iters", "last_epoch", "verbose"),
+    handler=_scheduler("SCH008", "lr * (factor if epoch < total_iters else 1.0)",
+                       {"factor": "1.0 / 3", "total_iters": "5"}),
+    **_COMMON)
+api(PREFIX + "LinearLR", rule="SCH008",
+    sig=("optimizer", "start_factor", "end_factor", "total_iters", "last_epoch", "verbose"),
+    handler=_scheduler("SCH008", "lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) "
+                       "/ total_iters)", {"start_factor": "1.0 / 3", "end_factor": "1.0", "total_iters": "5"}),
+    **_COMMON)
+api(PREFIX + "PolynomialLR", rule="SCH008", sig=("optimizer", "total_iters", "power", "last_epoch", "verbose"),
+    handler=_scheduler("SCH008", "lr * (1.0 - min(epoch, total_iters) / total_iters) ** power",
+                       {"total_iters": "5", "power": "1.0"}),
+    **_COMMON)
+api(PREFIX + "MultiplicativeLR", rule="SCH009", sig=("optimizer", "lr_lambda", "last_epoch", "verbose"),
+    handler=_scheduler("SCH009", "lr * math.prod(lr_lambda(k) for k in range(1, epoch + 1))",
+                       {"lr_lambda": None}, extra=(_lambda_list,)),
+    **_COMMON)
+
+
+def _t_mult(site, given):
+    value = site.literal(site.parse(given.get("T_mult", "1")), None)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        return f"T_mult={given['T_mult']}: only an integer literal >= 1 is ported; write it out"
+    return None
+
+
+def _warm_restarts(given):
+    cosine = "eta_min + (lr - eta_min) * (1 + math.cos(math.pi * {cur} / {length})) / 2"
+    if int(given.get("T_mult", "1")) == 1:
+        return cosine.format(cur="(epoch % T_0)", length="T_0")
+    start = "T_0 * (T_mult ** {k} - 1) // (T_mult - 1)"
+    inner = cosine.format(cur=f"(epoch - {start.format(k='n')})", length="(T_0 * T_mult ** n)")
+    count = f"sum({start.format(k='k')} <= epoch for k in range(1, epoch.bit_length() + 2))"
+    return f"(lambda n: {inner})({count})"
+
+
+api(PREFIX + "CosineAnnealingWarmRestarts", rule="SCH010",
+    sig=("optimizer", "T_0", "T_mult", "eta_min", "last_epoch", "verbose"),
+    handler=_scheduler("SCH010", _warm_restarts, {"T_0": None, "T_mult": "1", "eta_min": "0.0"},
+                       extra=(_t_mult,)),
+    **_COMMON)
+
+_UNPORTED = {
+    "ReduceLROnPlateau": "it reduces the rate from the metric passed to step(metric) at run time",
+    "CyclicLR": "it also cycles the optimizer's momentum (cycle_momentum=True by default), which "
+                "MindSpore optimizers fix at construction, and is stepped per batch",
+    "OneCycleLR": "it also cycles the optimizer's momentum or betas (cycle_momentum=True by default), "
+                  "which MindSpore optimizers fix at construction",
+    "SequentialLR": "it chains other scheduler objects, each of which sets the rate when built",
+    "ChainedScheduler": "it chains other scheduler objects, each of which sets the rate when built",
+}
+
+
+def _unported(name):
+    def handler(site):
+        site.finding("SCH011", f"{name} is not ported: {_UNPORTED[name]}; compute the rates in Python and "
+                     "ops.assign them to the optimizer's rate Parameter (rules SCH001, SCH007)",
+                     comment=f"{name} not ported; see rule SCH011")
+        return None
+    return handler
+
+
+for _name in _UNPORTED:
+    api(PREFIX + _name, rule="SCH011", handler=_unported(_name), **_COMMON)
+
+
 # ----------------------------------------------------------------------------- methods
 
 
@@ -376,8 +677,9 @@ def _step(site):
     if opt is None:
         return None
     recv = site.code(site.receiver).strip()
-    new = site.parse(f"{site.code(site.ref('mindspore.ops.assign'))}({opt}.learning_rate, next({recv}))")
-    site.edit("SCH001", new, detail=f"{recv}.step() -> assign next rate to {opt}.learning_rate")
+    lr_param = _lr_param(site, opt)
+    new = site.parse(f"{site.code(site.ref('mindspore.ops.assign'))}({lr_param}, next({recv}))")
+    site.edit("SCH001", new, detail=f"{recv}.step() -> assign next rate to {lr_param}")
     return new
 
 
@@ -385,8 +687,9 @@ def _get_last_lr(site):
     opt = _scheduled_optimizer(site)
     if opt is None:
         return None
-    new = site.parse(f"[float({opt}.learning_rate)]")
-    site.edit("SCH005", new, detail=f".get_last_lr() -> [float({opt}.learning_rate)]")
+    lr_param = _lr_param(site, opt)
+    new = site.parse(f"[float({lr_param})]")
+    site.edit("SCH005", new, detail=f".get_last_lr() -> [float({lr_param})]")
     return new
 
 
@@ -423,10 +726,11 @@ def _lr_read(site):
         )
         return None
     marker = site.updated.with_changes()  # a fresh node to find in the ported line
-    new = site.parse(f"float({recv}.learning_rate)")
+    lr_param = _lr_param(site, recv)
+    new = site.parse(f"float({lr_param})")
 
     site.on_line(lambda line: line.visit(_Swap(marker, new)))
-    site.edit("SCH005", new, detail=f'{recv}.param_groups[0]["lr"] -> float({recv}.learning_rate)')
+    site.edit("SCH005", new, detail=f'{recv}.param_groups[0]["lr"] -> float({lr_param})')
     return marker
 
 

@@ -134,3 +134,31 @@ def test_num_batches_tracked_is_flagged():
     assert "BNM005" in findings(run)
     assert "# msmagic: BNM005 num_batches_tracked does not exist in MindSpore" in run.port.code
     ast.parse(run.port.code)
+
+
+def test_batchnorm3d_parameters_synchronise_through_the_mapping_entry():
+    """MindSpore's BatchNorm3d keeps gamma/beta/moving stats on an inner ``bn2d``: the
+    entry's ``params`` map says so, so parity copies and compares them like 1d/2d. The
+    weights are drawn at random on each side: only the copy makes the outputs agree."""
+    import torch
+
+    from msmagic.lockstep import ms_name_for, run_pair
+
+    assert ms_name_for(torch.nn.BatchNorm3d(3), "weight") == "bn2d.gamma"
+    assert ms_name_for(torch.nn.Sequential(torch.nn.BatchNorm3d(3)), "0.running_var") == "0.bn2d.moving_variance"
+    src = ("import torch\nimport torch.nn as nn\n"
+           "class Net(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.bn = nn.BatchNorm3d(3)\n"
+           "        nn.init.uniform_(self.bn.weight, 0.5, 2.0)\n"
+           "        nn.init.uniform_(self.bn.bias, -1.0, 1.0)\n"
+           "    def forward(self, x):\n"
+           "        return self.bn(x)\n"
+           "net = Net()\n"
+           "net.eval()\n"
+           "x = torch.arange(3 * 2 * 2 * 2 * 2, dtype=torch.float32).reshape(2, 3, 2, 2, 2) / 10\n"
+           "y = net(x)\n")
+    run = run_pair(src)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("net.bn.weight", "net.bn.bias", "y"), run.explain()

@@ -31,8 +31,8 @@ LOOP = src("""
 TOL = dict(rtol=1e-6, atol=1e-12)
 
 
-def _rates(line, epochs=8):
-    run = run_pair(HEAD + line + "\nfirst = optimizer.param_groups[0]['lr']\n"
+def _rates(line, epochs=8, head=HEAD):
+    run = run_pair(head + line + "\nfirst = optimizer.param_groups[0]['lr']\n"
                    + LOOP.replace("EPOCHS", str(epochs)), **TOL)
     assert run.torch_error is None and run.ms_error is None, run.explain()
     assert run.agree("first", "rates", "reads"), run.explain()
@@ -60,9 +60,23 @@ def _rates(line, epochs=8):
      "SCH003"),
     ("scheduler = lr_scheduler.LambdaLR(optimizer, lr_lambda=lambda e: 0.9 ** e + e // 3)",
      "lr_lambda=lambda e: 0.9 ** e + e // 3: lr * lr_lambda(epoch)", "SCH004"),
+    ("scheduler = lr_scheduler.ConstantLR(optimizer)", "factor=1.0 / 3, total_iters=5:", "SCH008"),
+    ("scheduler = lr_scheduler.ConstantLR(optimizer, 0.5, 2)",
+     "factor=0.5, total_iters=2: lr * (factor if epoch < total_iters else 1.0)", "SCH008"),
+    ("scheduler = lr_scheduler.LinearLR(optimizer, start_factor=0.2, total_iters=4)",
+     "start_factor=0.2, end_factor=1.0, total_iters=4:", "SCH008"),
+    ("scheduler = lr_scheduler.LinearLR(optimizer, 1.0, 0.1, 3)", "start_factor=1.0, end_factor=0.1", "SCH008"),
+    ("scheduler = lr_scheduler.PolynomialLR(optimizer, total_iters=6, power=2.0)",
+     "total_iters=6, power=2.0: lr * (1.0 - min(epoch, total_iters) / total_iters) ** power", "SCH008"),
+    ("scheduler = lr_scheduler.MultiplicativeLR(optimizer, lambda e: 0.95 if e % 2 else 0.8)",
+     "lr * math.prod(lr_lambda(k) for k in range(1, epoch + 1))", "SCH009"),
+    ("scheduler = lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0=3, eta_min=0.01)",
+     "math.cos(math.pi * (epoch % T_0) / T_0)", "SCH010"),
+    ("scheduler = lr_scheduler.CosineAnnealingWarmRestarts(optimizer, 2, 2)", "T_mult ** n", "SCH010"),
+    ("scheduler = lr_scheduler.CosineAnnealingWarmRestarts(optimizer, 1, T_mult=3)", "T_mult ** n", "SCH010"),
 ])
 def test_rate_sequence_matches(line, text, rule):
-    run = _rates(line)
+    run = _rates(line, epochs=40 if "WarmRestarts" in line else 8)
     assert text in run.port.code
     assert {rule, "SCH001", "SCH005"} <= rules(run)
     assert "scheduler.step()" not in run.port.code
@@ -130,6 +144,67 @@ def test_training_loop_with_scheduler_gives_same_weights():
     assert run.torch_ns["lr"] == pytest.approx(0.1 * 0.5 ** 4)
     tl = np.array(run.torch_ns["losses"])
     assert not np.allclose(tl[2:4] - tl[3:5], tl[4:6] - tl[5:7])  # the rate did change
+
+
+@pytest.mark.parametrize("opt", ["AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                                 "ASGD", "Rprop"])
+def test_experimental_optimizer_rate_is_param_groups_lr(opt):
+    head = HEAD.replace("torch.optim.SGD(model.parameters(), lr=0.1)", f"torch.optim.{opt}(model.parameters(), lr=0.1)")
+    run = _rates("scheduler = lr_scheduler.LinearLR(optimizer, start_factor=0.25, total_iters=4)", head=head)
+    assert 'ops.assign(optimizer.param_groups[0]["lr"], next(scheduler))' in run.port.code
+    assert 'lr=float(optimizer.param_groups[0]["lr"])' in run.port.code
+    assert "SCH007" in rules(run) and "learning_rate" not in run.port.code
+
+
+@pytest.mark.parametrize("opt", ["AdamW", "NAdam", "ASGD", "Adadelta"])
+def test_training_with_experimental_optimizer_and_scheduler(opt):
+    """The compiled experimental update reads the assigned rate: same weights as PyTorch."""
+    code = src(f"""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.{opt}(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.5)
+        x = torch.arange(12.).reshape(4, 3) / 10
+        y = torch.ones(4, 1)
+        def train(epochs):
+            losses = []
+            for epoch in range(epochs):
+                optimizer.zero_grad()
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                losses.append(loss.item())
+            return losses
+        losses = train(5)
+        lr = optimizer.param_groups[0]["lr"]
+    """)
+    run = run_pair(code, rtol=1e-5, atol=1e-6)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("losses", "lr", "model.weight", "model.bias"), run.explain()
+
+
+def test_experimental_optimizer_with_groups_is_flagged():
+    res = _flagged("opt2 = torch.optim.AdamW([{'params': model.weight}, {'params': model.bias, 'lr': 0.01}], lr=0.1)\n"
+                   "scheduler = lr_scheduler.StepLR(opt2, 2)\n", "SCH002")
+    assert "StepLR" in res.code
+
+
+@pytest.mark.parametrize("line", [
+    "scheduler = lr_scheduler.ReduceLROnPlateau(optimizer, 'min')",
+    "scheduler = lr_scheduler.CyclicLR(optimizer, 0.01, 0.1)",
+    "scheduler = lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=100)",
+    "scheduler = lr_scheduler.SequentialLR(optimizer, [a, b], milestones=[2])",
+    "scheduler = lr_scheduler.ChainedScheduler([a, b])",
+])
+def test_unported_schedulers_are_flagged(line):
+    _flagged(line + "\n", "SCH011")
+
+
+def test_warm_restarts_non_literal_t_mult_is_flagged():
+    _flagged("scheduler = lr_scheduler.CosineAnnealingWarmRestarts(optimizer, 2, T_mult=m)\n", "SCH010")
+    _flagged("scheduler = lr_scheduler.MultiplicativeLR(optimizer, [lambda e: 0.9])\n", "SCH009")
 
 
 # ----------------------------------------------------------------------------- findings

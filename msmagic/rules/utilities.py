@@ -1,0 +1,326 @@
+"""Utilities: functional autograd (jacobian, hessian, vjp, jvp) and small tensor helpers
+(allclose, bucketize, as_tensor)."""
+
+import libcst as cst
+
+from msmagic.engine.spec import TENSOR, api
+from msmagic.rules.registry import register
+
+GROUP = "Utilities"
+SEED = "seeds/002 API Comparison › functional APIs"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+AF = "torch.autograd.functional"
+
+register(
+    "UTL001",
+    "jacobian/hessian/vjp/jvp become mindspore.jacrev/jacfwd/vjp/jvp",
+    group=GROUP,
+    why="""
+        MindSpore differentiates functions the same way: ``jacobian(f, x)`` is
+        ``mindspore.jacrev(f)(x)`` (``jacfwd`` for ``strategy="forward-mode"``), and for a
+        tuple of inputs ``mindspore.jacrev(f, grad_position=(0, 1, ...))(*inputs)`` returns
+        the tuple of Jacobians PyTorch returns. ``hessian(f, x)`` is
+        ``mindspore.jacfwd(mindspore.jacrev(f))(x)``. ``jvp(f, x, v)`` returns the same
+        ``(output, jvp)`` pair as ``mindspore.jvp(f, x, v)``. ``mindspore.vjp(f, x)``
+        returns the output and a function of ``v`` giving a tuple of gradients, so
+        ``vjp(f, x, v)`` becomes ``(lambda out, fn: (out, fn(v)[0]))(*mindspore.vjp(f, x))``.
+        ``create_graph``, ``strict`` and ``vectorize`` only tune PyTorch's tape and are
+        dropped; inputs the port cannot see as one tensor or a tuple literal, and ``vjp``
+        without ``v``, are flagged.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Verified on 2.10: jacrev, jacfwd, jacfwd(jacrev) and jvp give PyTorch's values;
+        mindspore.vjp(f, x)[1](v) returns a 1-tuple.
+    """,
+    example="""
+        import torch
+        from torch.autograd.functional import jacobian, hessian, jvp, vjp
+        x = torch.tensor([1.0, 2.0, 3.0])
+        v = torch.tensor([1.0, 0.5, -1.0])
+        J = jacobian(torch.sin, x)
+        H = hessian(torch.sum, x)
+        out, jv = jvp(torch.exp, x, v)
+        out2, vj = vjp(torch.sin, x, v)
+    """,
+)
+
+register(
+    "UTL002",
+    "allclose via ops.isclose; bucketize cast to int64; as_tensor",
+    group=GROUP,
+    why="""
+        ``torch.allclose(a, b, rtol, atol, equal_nan)`` returns a Python bool; MindSpore has
+        no ``ops.allclose`` on 2.10, and ``ops.isclose`` takes the same parameters, so the
+        port is ``bool(ops.isclose(a, b, ...).all())``. ``ops.bucketize(input, boundaries,
+        right=)`` matches ``torch.bucketize`` but returns int32: the port casts to int64
+        unless ``out_int32=True``. ``torch.as_tensor(data, dtype)`` becomes ``mindspore.tensor(data, dtype)``
+        (a copy: MindSpore never shares a NumPy array's memory here); ``device=`` is
+        dropped.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        a = torch.tensor([1.0, 2.0, 3.0])
+        same = torch.allclose(a, a + 1e-7)
+        near = torch.allclose(a, a + 0.1, atol=0.2)
+        b = torch.bucketize(torch.tensor([0.5, 2.0, 3.5]), a, right=True)
+        c = torch.as_tensor([1.0, 2.0], dtype=torch.float64)
+    """,
+)
+
+
+def _kw(name, value):
+    return cst.Arg(keyword=cst.Name(name), value=value,
+                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                         whitespace_after=cst.SimpleWhitespace("")))
+
+
+def _args(*args):
+    out = []
+    for i, a in enumerate(args):
+        last = i == len(args) - 1
+        out.append(a if last else a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+    return out
+
+
+_TAPE = ("create_graph", "strict", "vectorize", "outer_jacobian_strategy")
+
+
+def _bind(site, name):
+    bound = site.bound()
+    if bound is None:
+        site.finding("UTL001", f"{name}(*args) cannot be ported", comment="*args not ported")
+        return None
+    args = {}
+    for n, a, _ in bound:
+        if n in _TAPE:
+            site.edit("UTL001", None, detail=f"{n}= dropped")
+            continue
+        args[n] = a
+    return args
+
+
+def _inputs(site, arg):
+    """("tensor", node) or ("tuple", [nodes]) or None (flagged)."""
+    value = arg.value
+    if isinstance(value, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                            for e in value.elements):
+        return "tuple", [e.value for e in value.elements]
+    original = site.original.args[list(site.updated.args).index(arg)].value
+    if site.kind_of(original) == TENSOR:
+        return "tensor", value
+    site.finding("UTL001", "inputs must be one tensor or a tuple literal of tensors for the port "
+                 "to choose between f(x) and f(*inputs)", comment="inputs not known as tensor/tuple")
+    return None
+
+
+def _differentiate(site, transform: str, fn, inputs):
+    kind, nodes = inputs
+    if kind == "tensor":
+        return cst.Call(func=cst.Call(func=site.ref(transform), args=[cst.Arg(fn)]), args=[cst.Arg(nodes)])
+    positions = cst.Tuple([cst.Element(cst.Integer(str(i))) for i in range(len(nodes))]
+                          if len(nodes) != 1 else [cst.Element(cst.Integer("0"), comma=cst.Comma())])
+    inner = cst.Call(func=site.ref(transform), args=_args(cst.Arg(fn), _kw("grad_position", positions)))
+    return cst.Call(func=inner, args=_args(*[cst.Arg(n) for n in nodes]))
+
+
+def _jacobian(site):
+    args = _bind(site, "jacobian")
+    if args is None or "func" not in args or "inputs" not in args:
+        return None
+    inputs = _inputs(site, args["inputs"])
+    if inputs is None:
+        return None
+    strategy = args.get("strategy")
+    mode = site.literal(strategy.value, None) if strategy is not None else "reverse-mode"
+    if mode not in ("reverse-mode", "forward-mode"):
+        site.finding("UTL001", "strategy= is not a literal", comment="strategy not known")
+        return None
+    target = "mindspore.jacrev" if mode == "reverse-mode" else "mindspore.jacfwd"
+    new = _differentiate(site, target, args["func"].value, inputs)
+    site.edit("UTL001", new, detail=f"jacobian -> {target}")
+    return new
+
+
+def _hessian(site):
+    args = _bind(site, "hessian")
+    if args is None or "func" not in args or "inputs" not in args:
+        return None
+    inputs = _inputs(site, args["inputs"])
+    if inputs is None:
+        return None
+    if inputs[0] != "tensor":
+        site.finding("UTL001", "hessian of several inputs (a tuple of tuples) is not ported",
+                     comment="hessian of several inputs not ported")
+        return None
+    inner = cst.Call(func=site.ref("mindspore.jacrev"), args=[cst.Arg(args["func"].value)])
+    new = cst.Call(func=cst.Call(func=site.ref("mindspore.jacfwd"), args=[cst.Arg(inner)]),
+                   args=[cst.Arg(inputs[1])])
+    site.edit("UTL001", new, detail="hessian -> mindspore.jacfwd(mindspore.jacrev(f))")
+    return new
+
+
+def _jvp(site):
+    args = _bind(site, "jvp")
+    if args is None or "func" not in args or "inputs" not in args or "v" not in args:
+        if args is not None:
+            site.finding("UTL001", "jvp without v is not ported", comment="pass v explicitly")
+        return None
+    new = cst.Call(func=site.ref("mindspore.jvp"),
+                   args=_args(cst.Arg(args["func"].value), cst.Arg(args["inputs"].value),
+                              cst.Arg(args["v"].value)))
+    site.edit("UTL001", new, detail="jvp -> mindspore.jvp")
+    return new
+
+
+def _vjp(site):
+    args = _bind(site, "vjp")
+    if args is None:
+        return None
+    if "func" not in args or "inputs" not in args or "v" not in args:
+        site.finding("UTL001", "vjp without v is not ported", comment="pass v explicitly")
+        return None
+    inputs = _inputs(site, args["inputs"])
+    if inputs is None:
+        return None
+    kind, nodes = inputs
+    ms_vjp_args = [cst.Arg(args["func"].value)] + ([cst.Arg(nodes)] if kind == "tensor"
+                                                   else [cst.Arg(n) for n in nodes])
+    call = cst.Call(func=site.ref("mindspore.vjp"), args=_args(*ms_vjp_args))
+    v = site.code(args["v"].value).strip()
+    pick = "[0]" if kind == "tensor" else ""
+    lam = site.parse(f"(lambda _out, _fn: (_out, _fn({v}){pick}))")
+    new = cst.Call(func=lam, args=[cst.Arg(call, star="*")])
+    site.edit("UTL001", new, detail="vjp -> mindspore.vjp; (out, fn) -> (out, fn(v))")
+    return new
+
+
+for _name, _sig, _handler in (
+    ("jacobian", ("func", "inputs", "create_graph", "strict", "vectorize", "strategy"), _jacobian),
+    ("hessian", ("func", "inputs", "create_graph", "strict", "vectorize",
+                 "outer_jacobian_strategy"), _hessian),
+    ("jvp", ("func", "inputs", "v", "create_graph", "strict"), _jvp),
+    ("vjp", ("func", "inputs", "v", "create_graph", "strict"), _vjp),
+):
+    api(f"{AF}.{_name}", rule="UTL001", sig=_sig, handler=_handler)
+
+
+# --- allclose, bucketize, as_tensor (UTL002)
+
+def _allclose(site):
+    bound = site.bound()
+    if bound is None:
+        return None
+    new = cst.Call(func=site.ref("mindspore.ops.isclose"), args=site.updated.args)
+    new = cst.Call(func=cst.Name("bool"),
+                   args=[cst.Arg(cst.Call(func=cst.Attribute(value=new, attr=cst.Name("all"))))])
+    site.edit("UTL002", new, detail="allclose -> bool(ops.isclose(...).all())")
+    return new
+
+
+api("torch.allclose", rule="UTL002", sig=("input", "other", "rtol", "atol", "equal_nan"),
+    handler=_allclose, returns="bool")
+
+
+def _bucketize(site):
+    bound = site.bound()
+    if bound is None:
+        return None
+    out32 = site.arg("out_int32")
+    call = site.updated
+    if out32 is not None:
+        call = call.with_changes(args=[a for a in call.args if a is not out32])
+        call = call.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                       if i == len(call.args) - 1 else a
+                                       for i, a in enumerate(call.args)])
+    new = call.with_changes(func=site.ref("mindspore.ops.bucketize"))
+    if out32 is not None:
+        flag = site.literal(out32.value, None)
+        if flag is None:
+            site.finding("UTL002", "out_int32= is not a literal", comment="out_int32 not known")
+
+    if out32 is None or site.literal(out32.value, None) is False:
+        # ops.bucketize returns int32 where PyTorch gives int64
+        new = cst.Call(func=cst.Attribute(value=new, attr=cst.Name("astype")),
+                       args=[cst.Arg(site.ref("mindspore.int64"))])
+    site.edit("UTL002", new, detail="bucketize -> mindspore.ops.bucketize")
+    return new
+
+
+api("torch.bucketize", rule="UTL002", sig=("input", "boundaries"), handler=_bucketize,
+    returns=TENSOR)
+api("torch.as_tensor", "mindspore.tensor", rule="UTL002", sig=("data", "dtype", "device"),
+    drop={"device": "UTL002"}, returns=TENSOR)
+
+
+register(
+    "UTL003",
+    "pad_sequence and parameters_to_vector are written out with ops",
+    group=GROUP,
+    why="""
+        MindSpore 2.10 has no ``pad_sequence`` and no ``parameters_to_vector``. Both are
+        short compositions of ops that compute the same values, so the port writes them
+        out: ``pad_sequence(seqs, batch_first, padding_value)`` pads every sequence's first
+        axis to the longest with ``ops.pad`` and stacks them on axis 0 (``batch_first``) or
+        1; ``parameters_to_vector(params)`` concatenates the flattened parameters with
+        ``ops.cat``. ``batch_first`` and ``padding_value`` must be literals (flagged
+        otherwise) and ``padding_side='left'`` is flagged.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.nn.utils)",
+    installed_note="Verified on 2.10: mindspore has no pad_sequence or parameters_to_vector.",
+    example="""
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+        seqs = [torch.ones(3, 2), torch.full((1, 2), 2.0), torch.zeros(2, 2)]
+        padded = pad_sequence(seqs, batch_first=True, padding_value=-1.0)
+        time_major = pad_sequence(seqs)
+    """,
+)
+
+
+def _pad_sequence(site):
+    bound = site.bound()
+    seqs = site.arg("sequences")
+    if bound is None or seqs is None:
+        return None
+    flags = {}
+    for name, default in (("batch_first", False), ("padding_value", 0.0), ("padding_side", "right")):
+        arg = site.arg(name)
+        value = default if arg is None else site.literal(arg.value, default=object())
+        if not isinstance(value, type(default)) and not (name == "padding_value" and isinstance(value, int)):
+            site.finding("UTL003", f"{name}= is not a literal: write the padding out by hand",
+                         comment=f"pad_sequence {name} not a literal")
+            return None
+        flags[name] = value
+    if flags["padding_side"] != "right":
+        site.finding("UTL003", "padding_side='left' is not ported", comment="padding_side='left'")
+        return None
+    pad = site.code(site.ref("mindspore.ops.pad"))
+    stack = site.code(site.ref("mindspore.ops.stack"))
+    axis = 0 if flags["batch_first"] else 1
+    new = site.parse(
+        f"(lambda seqs: {stack}([{pad}(s, (0, 0) * (s.ndim - 1) + (0, max(t.shape[0] for t in seqs) - s.shape[0]), "
+        f"value={float(flags['padding_value'])!r}) for s in seqs], axis={axis}))({site.code(seqs.value).strip()})")
+    site.edit("UTL003", new, detail="pad_sequence -> ops.pad + ops.stack")
+    return new
+
+
+def _parameters_to_vector(site):
+    params = site.arg("parameters")
+    if site.bound() is None or params is None:
+        return None
+    cat = site.code(site.ref("mindspore.ops.cat"))
+    new = site.parse(f"{cat}([p.reshape(-1) for p in {site.code(params.value).strip()}])")
+    site.edit("UTL003", new, detail="parameters_to_vector -> ops.cat of the flattened parameters")
+    return new
+
+
+for _q in ("torch.nn.utils.rnn.pad_sequence",):
+    api(_q, rule="UTL003", sig=("sequences", "batch_first", "padding_value", "padding_side"),
+        handler=_pad_sequence, returns=TENSOR)
+for _q in ("torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector"):
+    api(_q, rule="UTL003", sig=("parameters",), handler=_parameters_to_vector, returns=TENSOR)
