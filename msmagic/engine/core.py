@@ -580,6 +580,9 @@ class PortTransformer(cst.CSTTransformer):
         self.updated: dict[int, cst.CSTNode] = {}
         self._kind_cache: dict[int, Optional[str]] = {}
         self._line_hooks: dict[int, list] = {}  # id(original line) -> [fn(updated line)]
+        #: per-port scratch state for rules, one dict per rule module (``scratch["autograd"]``):
+        #: what a rule computes per original statement is computed once and looked up
+        self.scratch: dict[str, dict] = {}
 
     # ------------------------------------------------------------ bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -194,10 +194,33 @@ _FIND = "GRD006"
 # ----------------------------------------------------------------------------- analysis
 
 
-def _names(stmt) -> tuple[set, set]:
+def _memo(t, kind: str) -> dict:
+    """This port's cache for one kind of per-statement fact (keyed by id of the original
+    statement, which lives as long as the port)."""
+    return t.scratch.setdefault("autograd", {}).setdefault(kind, {})
+
+
+def _stmt_code(t, stmt) -> str:
+    memo = _memo(t, "code")
+    code = memo.get(id(stmt))
+    if code is None:
+        code = memo[id(stmt)] = _code(stmt)
+    return code
+
+
+def _names_of(t, stmt) -> tuple[set, set]:
+    """``_names`` of an original statement, computed once per port."""
+    memo = _memo(t, "names")
+    hit = memo.get(id(stmt))
+    if hit is None:
+        hit = memo[id(stmt)] = _names(stmt, _stmt_code(t, stmt))
+    return hit
+
+
+def _names(stmt, code: Optional[str] = None) -> tuple[set, set]:
     """(names bound, names read) by an original statement."""
     try:
-        tree = ast.parse(textwrap.dedent(_code(stmt)))
+        tree = ast.parse(textwrap.dedent(code if code is not None else _code(stmt)))
     except SyntaxError:
         return set(), set()
     bound, read = set(), set()
@@ -270,7 +293,7 @@ def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
     depth = len(t.blocks) - 1
     for i in range(len(before) - 1, -1, -1):
         stmt = before[i]
-        bound, read = _names(stmt)
+        bound, read = _names_of(t, stmt)
         hit = bound & needed
         if not hit or _is_import(stmt):
             continue
@@ -287,7 +310,7 @@ def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
             body, _, index = t.blocks[d]
             for i in range(index - 1, -1, -1):
                 stmt = body[i]
-                bound, _ = _names(stmt)
+                bound, _ = _names_of(t, stmt)
                 if not bound & needed:
                     continue
                 leaf = _leaf_name(t, stmt)
@@ -310,7 +333,7 @@ def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
     for i in range(len(before)):
         if i in used:
             continue
-        bound, _ = _names(before[i])
+        bound, _ = _names_of(t, before[i])
         late_leaf = {n for n in bound & set(params) if leaves.get(n, (depth, len(before)))[1] < i
                      and leaves.get(n, (depth,))[0] == depth}
         stale = (bound & free) if i > first else set()
@@ -700,10 +723,36 @@ def differentiated_leaf(site) -> bool:
     name = _leaf_name(t, holder) if holder is not None else None
     if name is None:
         return False
-    _, after = t.siblings()
-    text = "\n".join(_code(s) for s in after)
-    return bool(re.search(r"\.backward\(|autograd\.(grad|backward)\(", text)) and bool(
-        re.search(rf"(?<![\w.]){re.escape(name)}\b", text))
+    before, after = t.siblings()
+    if not after:
+        return False
+    # per block: for each statement, whether a backward call follows it and the last
+    # statement mentioning each identifier (the same matches the text search made)
+    block = t.blocks[-1][0]
+    memo = _memo(t, "later")
+    facts = memo.get(id(block))
+    if facts is None:
+        facts = memo[id(block)] = _later_facts(t, block)
+    backward_after, last_mention = facts
+    i = len(before)
+    return backward_after[i] and last_mention.get(name, -1) > i
+
+
+_BACKWARD = re.compile(r"\.backward\(|autograd\.(grad|backward)\(")
+_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
+
+
+def _later_facts(t, block) -> tuple[list, dict]:
+    n = len(block)
+    backward_after = [False] * (n + 1)
+    last_mention: dict = {}
+    for i in range(n - 1, -1, -1):
+        code = _stmt_code(t, block[i])
+        backward_after[i] = backward_after[i + 1] or bool(_BACKWARD.search(code))
+        for ident in set(_IDENT.findall(code)):
+            last_mention.setdefault(ident, i)
+    # backward_after[i]: some statement after i calls backward
+    return [backward_after[i + 1] for i in range(n)] + [False], last_mention
 
 
 def drop_requires_grad(site, arg):
