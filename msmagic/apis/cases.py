@@ -49,8 +49,7 @@ def _pattern(key: str, code: str) -> tuple[int, tuple]:
             func = node.func
             last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
             if last == name:
-                pos = len(node.args) + (0 if key.startswith(("Tensor.", "Module.")) else 0)
-                return pos, tuple(sorted(k.arg for k in node.keywords if k.arg))
+                return len(node.args), tuple(sorted(k.arg for k in node.keywords if k.arg))
     return 0, ()
 
 

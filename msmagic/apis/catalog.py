@@ -22,7 +22,6 @@ FAMILIES = (
     "linalg", "special", "fft", "nn.init", "optim", "distributions", "dtypes", "autograd and utilities",
     "Module and optimizer methods",
 )
-_SAME = None
 #: key -> (what it becomes, rule): ported by statement-level rules, verified by cases
 STATEMENT_APIS = {
     "Tensor.backward": ("mindspore.grad / mindspore.value_and_grad", "GRD001"),
@@ -82,24 +81,16 @@ def _status(rec: Optional[dict]) -> str:
             "untested": "unverified"}.get(rec["status"], rec["status"])
 
 
-def _same_handler():
-    from msmagic.rules import api_table
-
-    return api_table._same
-
-
 def entries() -> list[Entry]:
     """Every mapping the engine knows, with its verification status."""
     from msmagic.engine import spec as S
-    from msmagic.rules import api_table  # noqa: F401  (fills the tables)
+    from msmagic.rules.api_table import keep_member
     from msmagic.rules.registry import _load
 
     _load()
     from msmagic.rules.registry import RULES
 
     finding_only = {r.id for r in RULES.values() if r.finding_only}
-    global _SAME
-    _SAME = _same_handler()
     table = apis.table()
     records = apis.verification()["records"]
     out: dict[str, Entry] = {}
@@ -115,8 +106,7 @@ def entries() -> list[Entry]:
         e = Entry(key=key, family=fam, target=target or "(rule logic)", rule=rule,
                   status=_status(rec), source=(rec or {}).get("source", ""),
                   dtypes=(rec or {}).get("dtypes", {}), patterns=(rec or {}).get("patterns", []),
-                  note=fields.get("note", "") or (rec or {}).get("error", "") if _status(rec) != "verified"
-                  else fields.get("note", ""),
+                  note=fields.get("note", "") or ((rec or {}).get("error", "") if _status(rec) != "verified" else ""),
                   flagged=fields.get("flagged", ""), inplace=bool(fields.get("inplace")), table=is_table)
         if e.flagged:
             e.status = "flagged"
@@ -149,7 +139,7 @@ def entries() -> list[Entry]:
     for name, specs in S.MEMBERS.items():
         for m in specs:
             label = _LABELS.get(m.receiver.split(":")[0], "object")
-            add(f"{label}.{name}", m.target or (name if m.handler in (None, _SAME) else None), m.rule, False,
+            add(f"{label}.{name}", m.target or (name if m.handler in (None, keep_member) else None), m.rule, False,
                 member=True)
     return sorted(out.values(), key=lambda e: (FAMILIES.index(e.family), e.key))
 

@@ -34,9 +34,6 @@ def _ms_target(key: str):
     name = key.rsplit(".", 1)[-1]
     if key.startswith("Tensor."):
         return name if hasattr(mindspore.Tensor, name) else None
-    fam = key.split(".")[1] if key.count(".") >= 2 else ""
-    if fam == "fft" and hasattr(ops, name):
-        return f"mindspore.ops.{name}"
     if hasattr(ops, name) and not inspect.isclass(getattr(ops, name)):
         return f"mindspore.ops.{name}"
     return None

@@ -160,12 +160,8 @@ class _Runner:
 
     def run_snippet(self, snippet, key: str) -> tuple[str, str]:
         """("ok" | "raises" | "differs" | "skip" | "flagged", detail)."""
-        import mindspore
-        import numpy as np
-
         src = "import torch\n" + snippet.code
-        tns = {"__name__": "__verify_torch__"}
-        tns.update({k: v.clone() for k, v in snippet.tensors.items()})
+        tns = _namespace("torch", snippet)
         try:
             exec(compile(src, "<torch>", "exec"), tns)
         except Exception as exc:  # PyTorch itself refuses this sample
@@ -181,9 +177,7 @@ class _Runner:
         own = [f for f in port.unsupported if f.rule_id != "API006"]
         if own:
             return "flagged", own[0].reason
-        mns = {"__name__": "__verify_mindspore__"}
-        for k, v in snippet.tensors.items():
-            mns[k] = mindspore.Tensor(np.array(v.detach().cpu().numpy(), copy=True))
+        mns = _namespace("mindspore", snippet)
         try:
             exec(compile(port.code, "<mindspore>", "exec"), mns)
         except Exception as exc:
@@ -212,14 +206,8 @@ class _Runner:
         own = [f for f in port.unsupported if f.api == key or f.rule_id in ("GEN001", "API005", "API007")]
         if own:  # an argument the mapping flags: this sample is not a verification
             return "flagged", own[0].reason
-        import mindspore
-        import numpy as np
-
-        tns = {"__name__": "__verify_torch__"}
-        tns.update({k: v.clone() for k, v in snippet.tensors.items()})
-        mns = {"__name__": "__verify_mindspore__"}
-        for k, v in snippet.tensors.items():
-            mns[k] = mindspore.Tensor(np.array(v.detach().cpu().numpy(), copy=True))
+        tns = _namespace("torch", snippet)
+        mns = _namespace("mindspore", snippet)
         steps = plan_steps(src, port)
         try:  # MindSpore may raise only when a value is read (while comparing)
             run = execute(steps, tns, mns, port=port, sync=True, rtol=RTOL, atol=ATOL)
@@ -240,6 +228,17 @@ class _Runner:
         if dtype:
             return "differs", dtype
         return "ok", ""
+
+
+def _namespace(side: str, snippet) -> dict:
+    """A fresh namespace holding the snippet's inputs: copies on the PyTorch side (in-place
+    calls must not touch the sample), MindSpore tensors of the same values on the other."""
+    from msmagic.lockstep import to_mindspore
+
+    ns = {"__name__": f"__verify_{side}__"}
+    for k, v in snippet.tensors.items():
+        ns[k] = v.clone() if side == "torch" else to_mindspore(v.clone())
+    return ns
 
 
 def _aggregate(key: str, source: str, outcomes: list) -> dict:
@@ -363,7 +362,7 @@ def verify_module(runner: _Runner, key: str, per_dtype: int) -> dict:
     return _aggregate(key, f"module_db:{info.module_cls.__name__}", outcomes)
 
 
-def verify_case(runner: _Runner, key: str) -> dict:
+def verify_case(key: str) -> dict:
     from msmagic.apis import cases
     from msmagic.apis.samples import Snippet
 
@@ -371,7 +370,7 @@ def verify_case(runner: _Runner, key: str) -> dict:
     for case in cases.CASES.get(key, ()):
         snip = Snippet(code=case.code, positional=case.positional, keywords=case.keywords,
                        dtype=case.dtype)
-        status, detail = runner.run_case(case) if hasattr(runner, "run_case") else _run_case(case)
+        status, detail = _run_case(case)
         outcomes.append((snip, status, detail))
     return _aggregate(key, "case", outcomes)
 
@@ -537,7 +536,7 @@ def worker() -> int:
             elif kind == "generic":
                 result = {job["key"]: verify_generic(runner, job["key"])}
             elif kind == "case":
-                result = {job["key"]: verify_case(runner, job.get("alias") or job["key"])}
+                result = {job["key"]: verify_case(job.get("alias") or job["key"])}
             elif kind == "flagged":
                 result = {job["key"]: verify_flagged(job["key"])}
             elif kind == "rule":

@@ -249,9 +249,7 @@ def check_pattern(site, key: str) -> None:
     bound = site.bound()
     if bound is None:
         return  # *args/**kwargs: GEN003 says so
-    positional = sum(1 for _, _, pos in bound if pos)
-    if not key.startswith("Tensor."):
-        positional = positional  # the input is the first positional argument
+    positional = sum(1 for _, _, pos in bound if pos)  # a function's input counts, a receiver not
     keywords = {name for name, _, pos in bound if not pos}
     ok = rec.get("patterns", [])
     allowed_kw = set().union(*(set(p["keywords"]) for p in ok)) if ok else set()
@@ -348,7 +346,7 @@ def make_handler(key: str, fields: dict):
                 func = site.ref(target)
             new = site.apply(func=func)
         if fields.get("pack"):
-            new = pack_positional(new, 0 if is_method else 0)
+            new = pack_positional(new)
         if fields.get("cast"):
             new = cast_result(site, new, fields["cast"])
             site.changes.append(f"result cast to {fields['cast']}")
@@ -359,11 +357,14 @@ def make_handler(key: str, fields: dict):
             new = rebound
             site.changes.append("in-place: name rebound")
         # logged even without a visible change: the badge names the verified mapping
-        if True:
-            name = key.rsplit(".", 1)[-1]
-            base = (f"{key} -> {target}" if not is_method else f".{name}() -> {target}(x, ...)"
-                    if target.startswith("mindspore.") else f".{name}() -> .{target}()" if target != name else "")
-            site.edit(rule, new, detail=site.describe(base))
+        name = key.rsplit(".", 1)[-1]
+        if not is_method:
+            base = f"{key} -> {target}"
+        elif target.startswith("mindspore."):
+            base = f".{name}() -> {target}(x, ...)"
+        else:
+            base = f".{name}() -> .{target}()" if target != name else ""
+        site.edit(rule, new, detail=site.describe(base))
         return new
 
     return handler
@@ -424,13 +425,14 @@ def _flag_member(reason: str):
     return handler
 
 
-def _same(site):
-    return None  # the attribute reads the same in MindSpore: nothing to change
+def keep_member(site):
+    """Handler of an attribute that reads the same in MindSpore: nothing to change."""
+    return None
 
 
 # Tensor attributes that read the same on 2.10 (verified by cases): kept as they are.
 for _name in ("shape", "ndim", "T", "mT", "itemsize", "nbytes"):
-    S.member(_name, METHOD_RULE, receiver=S.TENSOR, handler=_same,
+    S.member(_name, METHOD_RULE, receiver=S.TENSOR, handler=keep_member,
              returns=S.TENSOR if _name in ("T", "mT") else None)
 S.member("real", METHOD_RULE, receiver=S.TENSOR, handler=_real, returns=S.TENSOR)
 S.member("imag", FLAGGED_RULE, receiver=S.TENSOR, returns=S.TENSOR, handler=_flag_member(

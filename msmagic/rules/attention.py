@@ -283,34 +283,28 @@ register(
     """,
 )
 
-DECODER_LAYER = "module:torch.nn.TransformerDecoderLayer"
+_LAYER_ARGS = ("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps",
+               "batch_first", "norm_first")
+
+
+def _same_arguments(cls: str, ms_args: tuple) -> dict:
+    """The declarative part shared by the decoder layer and the whole Transformer: PyTorch's
+    arguments plus ``bias``/``device``/``dtype``, which MindSpore's classes lack."""
+    return dict(
+        sig=ms_args + ("bias", "device", "dtype"), ms_sig=ms_args,
+        values={"activation": _activation}, drop={"device": DEVICE_RULE},
+        unsupported={"bias": (_not_true, f"MindSpore's {cls} always has biases"), "dtype": _DTYPE},
+    )
+
+
 api("torch.nn.TransformerDecoderLayer", "mindspore.nn.TransformerDecoderLayer", rule="ATN004",
-    sig=("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps",
-         "batch_first", "norm_first", "bias", "device", "dtype"),
-    ms_sig=("d_model", "nhead", "dim_feedforward", "dropout", "activation", "layer_norm_eps",
-            "batch_first", "norm_first"),
-    values={"activation": _activation},
-    drop={"device": DEVICE_RULE},
-    unsupported={
-        "bias": (_not_true, "MindSpore's TransformerDecoderLayer always has biases"),
-        "dtype": _DTYPE,
-    },
-    returns=DECODER_LAYER,
-    params={"linear1": "dense1", "linear2": "dense2"})
+    returns="module:torch.nn.TransformerDecoderLayer", params={"linear1": "dense1", "linear2": "dense2"},
+    **_same_arguments("TransformerDecoderLayer", _LAYER_ARGS))
 api("torch.nn.TransformerDecoder", "mindspore.nn.TransformerDecoder", rule="ATN004",
     sig=("decoder_layer", "num_layers", "norm"), returns="module:torch.nn.TransformerDecoder",
     params={})
-
 api("torch.nn.Transformer", "mindspore.nn.Transformer", rule="ATN004",
-    sig=("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
-         "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first", "norm_first",
-         "bias", "device", "dtype"),
-    ms_sig=("d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout",
-            "activation", "custom_encoder", "custom_decoder", "layer_norm_eps", "batch_first", "norm_first"),
-    values={"activation": _activation},
-    drop={"device": DEVICE_RULE},
-    unsupported={
-        "bias": (_not_true, "MindSpore's Transformer always has biases"),
-        "dtype": _DTYPE,
-    },
-    returns="module:torch.nn.Transformer", params={})
+    returns="module:torch.nn.Transformer", params={},
+    **_same_arguments("Transformer", ("d_model", "nhead", "num_encoder_layers", "num_decoder_layers",
+                                      "dim_feedforward", "dropout", "activation", "custom_encoder",
+                                      "custom_decoder", "layer_norm_eps", "batch_first", "norm_first")))

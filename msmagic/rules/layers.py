@@ -362,35 +362,24 @@ for _d in (1, 2, 3):
         values={"padding_mode": lambda site, arg: False},
         handler=_conv(_d), returns=f"module:torch.nn.Conv{_d}d")
 
-api("torch.nn.ConvTranspose2d", "mindspore.nn.Conv2dTranspose", rule="LAY003",
-    sig=("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
-         "groups", "bias", "dilation", "padding_mode", "device", "dtype"),
-    ms_sig=("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
-            "output_padding", "dilation", "group", "has_bias"),
-    rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
-    drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
-    values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
-    handler=_conv(2, transposed=True), returns="module:torch.nn.ConvTranspose2d")
-
-
-api("torch.nn.ConvTranspose1d", "mindspore.nn.Conv1dTranspose", rule="LAY003",
-    sig=("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
-         "groups", "bias", "dilation", "padding_mode", "device", "dtype"),
-    ms_sig=("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
-            "dilation", "group", "has_bias"),
-    rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
-    drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
-    values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
-    handler=_conv(1, transposed=True), returns="module:torch.nn.ConvTranspose1d")
-api("torch.nn.ConvTranspose3d", "mindspore.nn.Conv3dTranspose", rule="LAY003",
-    sig=("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
-         "groups", "bias", "dilation", "padding_mode", "device", "dtype"),
-    ms_sig=("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding",
-            "dilation", "group", "output_padding", "has_bias"),
-    rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
-    drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
-    values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
-    handler=_conv(3, transposed=True), returns="module:torch.nn.ConvTranspose3d")
+_TRANSPOSED_SIG = ("in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding",
+                   "groups", "bias", "dilation", "padding_mode", "device", "dtype")
+#: MindSpore's positional order differs per dimension (1d has no output_padding)
+_TRANSPOSED_MS_SIG = {
+    1: ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding", "dilation",
+        "group", "has_bias"),
+    2: ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding", "output_padding",
+        "dilation", "group", "has_bias"),
+    3: ("in_channels", "out_channels", "kernel_size", "stride", "pad_mode", "padding", "dilation",
+        "group", "output_padding", "has_bias"),
+}
+for _d, _ms_sig in _TRANSPOSED_MS_SIG.items():
+    api(f"torch.nn.ConvTranspose{_d}d", f"mindspore.nn.Conv{_d}dTranspose", rule="LAY003",
+        sig=_TRANSPOSED_SIG, ms_sig=_ms_sig,
+        rename={"groups": "group", "bias": "has_bias"}, defaults={"has_bias": "True"},
+        drop={"device": DEVICE_RULE}, unsupported={"padding_mode": _PADDING_MODE},
+        values={"padding_mode": lambda site, arg: False, "output_padding": lambda site, arg: False},
+        handler=_conv(_d, transposed=True), returns=f"module:torch.nn.ConvTranspose{_d}d")
 
 
 def _conv_function(dims: int):
@@ -408,8 +397,6 @@ def _conv_function(dims: int):
                 new = _set_kw(new, "pad_mode", _text(value))
                 site.changes.append(f"pad_mode={value!r}")
             elif arg is not None and value is not arg and value not in (0, (0,) * dims):
-                if isinstance(value, tuple) and dims == 2 and len(value) == 2:
-                    value = (value[0], value[0], value[1], value[1])  # MindSpore: per side
                 new = _set_kw(new, "padding", _text(value) if isinstance(value, tuple) else arg.value)
                 new = _set_kw(new, "pad_mode", _text("pad"), at=_index(new, "padding"))
                 site.changes.append("pad_mode='pad'")

@@ -363,3 +363,20 @@ def test_port_is_idempotent(src):
 
     once = msmagic.port(HEAD + src).code
     assert msmagic.port(once).code == once
+
+
+def test_buffers_and_named_buffers_are_kept():
+    run = run_pair(HEAD + (
+        "class Scaler(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('scale', torch.tensor([2.0, 3.0]))\n"
+        "    def forward(self, x):\n"
+        "        return x * self.scale\n"
+        "m = Scaler()\n"
+        "count = len([n for n, _ in m.named_buffers() if n == 'scale'])\n"
+        "total = sum(b.sum() for b in m.buffers())\n"
+        "y = m(torch.ones(2))\n"))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("count", "total", "y", "m.scale"), run.explain()
+    assert not run.port.unsupported

@@ -192,3 +192,25 @@ def test_size_becomes_shape():
     assert rules(run.port).count("DAT006") == 5
     assert run.agree("rows", "cols", "last", "shape", "w"), run.explain()
     ast.parse(code)
+
+
+def test_torch_tensor_as_a_type_and_its_legacy_constructor():
+    """``torch.Tensor`` in isinstance and annotations is ``mindspore.Tensor``; called, it
+    is the legacy float32/uninitialised constructor, which is flagged and kept."""
+    import msmagic
+
+    run = run_pair(src("""
+        import torch
+        def double(x: torch.Tensor) -> torch.Tensor:
+            return x * 2
+        x = torch.ones(3)
+        is_tensor = isinstance(x, torch.Tensor)
+        is_not = isinstance([1.0], torch.Tensor)
+        y = double(x)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("is_tensor", "is_not", "y"), run.explain()
+    assert "isinstance(x, mindspore.Tensor)" in run.port.code
+    legacy = msmagic.port("import torch\nt = torch.Tensor([1, 2])\n")
+    assert [f.rule_id for f in legacy.unsupported] == ["DAT001"]
+    assert "torch.Tensor([1, 2])" in legacy.code

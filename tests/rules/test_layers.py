@@ -279,3 +279,35 @@ def test_functional_avg_pool_non_literal_padding_is_flagged():
     assert "LAY006" in findings(run)
     assert "# msmagic: LAY006 padding= not a literal" in run.port.code
     ast.parse(run.port.code)
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("F.conv2d(x, w, b, 1, 1)", "pad_mode='pad', padding=1"),
+    ("F.conv2d(x, w, padding=(1, 2))", "pad_mode='pad', padding=(1, 2)"),
+    ("F.conv2d(x, w, padding='same')", "pad_mode='same'"),
+    ("torch.conv2d(x, w, b, stride=2)", "stride=2"),
+])
+def test_functional_conv2d_pads_through_pad_mode(call, expected):
+    """ops.conv2d pads only under pad_mode='pad' (2.10): the port writes it; a string
+    padding becomes the pad_mode."""
+    from tests.rules.support import check
+
+    run = check(HEAD + "x = torch.linspace(-1, 1, 2 * 3 * 5 * 6).reshape(2, 3, 5, 6)\n"
+                "w = torch.linspace(-0.5, 0.5, 4 * 3 * 3 * 3).reshape(4, 3, 3, 3)\n"
+                "b = torch.tensor([0.1, -0.2, 0.3, 0.0])\n"
+                f"y = {call}\n", "y", rule="LAY002", atol=1e-5)
+    assert expected in run.port.code
+
+
+def test_functional_conv1d_and_transposed_1d_3d_layers():
+    from tests.rules.support import check
+
+    run = check(HEAD + "x = torch.linspace(-1, 1, 2 * 3 * 7).reshape(2, 3, 7)\n"
+                "w = torch.linspace(-0.5, 0.5, 4 * 3 * 3).reshape(4, 3, 3)\n"
+                "y = F.conv1d(x, w, padding=1)\n"
+                "up1 = nn.ConvTranspose1d(3, 2, 3, stride=2, padding=1)\n"
+                "z1 = up1(x)\n"
+                "up3 = nn.ConvTranspose3d(3, 2, 2, stride=2)\n"
+                "z3 = up3(x.reshape(1, 3, 7, 2, 1)[..., :1].repeat(1, 1, 1, 1, 2))\n",
+                "y", "z1", "z3", "up1.bias", "up3.weight", rule="LAY003", atol=1e-5)
+    assert "nn.Conv1dTranspose(3, 2, 3" in run.port.code and "has_bias=True" in run.port.code

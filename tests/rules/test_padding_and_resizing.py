@@ -172,3 +172,10 @@ def test_one_hot(call):
 def test_one_hot_default_classes_written_out():
     code = msmagic.port(HEAD + "labels = torch.tensor([0, 2])\ny = F.one_hot(labels)\n").code
     assert "one_hot(labels, int(labels.max()) + 1)" in code
+
+
+def test_deprecated_upsampling_layers_become_upsample():
+    run = support.check(HEAD + "x = torch.arange(12.0).reshape(1, 1, 3, 4)\n"
+                        "y = nn.UpsamplingNearest2d(scale_factor=2)(x)\n"
+                        "z = nn.UpsamplingBilinear2d(size=(5, 7))(x)\n", "y", "z", rule="PAD002")
+    assert 'mode="bilinear", align_corners=True' in run.port.code
