@@ -2,6 +2,8 @@
 the ratio to bare libcst parse+codegen of the same text, and ``%load_ext`` time.
 
 Targets (issue 2): >= 10,000 lines/s, ratio <= 3, p50 <= 10 ms, load <= 100 ms.
+The last rows port files of 50, 100 and 200 autograd cells (each with a ``backward``) and
+show how time grows with size: linear growth keeps lines/s flat.
 Run: ``.venv/bin/python benchmarks/bench_port.py``.
 """
 
@@ -120,12 +122,36 @@ def load_ext_time() -> float:
     return statistics.median(runs)
 
 
+BACKWARD_CELL = """
+x{i} = torch.randn(3, requires_grad=True)
+w{i} = torch.ones(3, requires_grad=True)
+y{i} = (x{i} * w{i}).sum()
+z{i} = y{i} * 2 + x{i}.sum()
+z{i}.backward()
+g{i} = x{i}.grad
+"""
+
+
+def backward_growth() -> list[tuple[int, float]]:
+    """(lines, seconds) for files of 50, 100 and 200 autograd cells: the shape whose cost
+    grew quadratically (every backward re-read the statements before it)."""
+    import msmagic
+
+    out = []
+    for cells in (50, 100, 200):
+        text = "import torch\n" + "".join(BACKWARD_CELL.format(i=i) for i in range(cells))
+        out.append((text.count("\n"), min(timeit(lambda: msmagic.port(text), 2))))
+    return out
+
+
 def main() -> None:
     import libcst as cst
 
+    t0 = time.perf_counter()
     import msmagic
 
     msmagic.port("import torch\n")  # load the rule tables once, as a session would
+    first = time.perf_counter() - t0
     text = big_file()
     n = text.count("\n")
     port_t = min(timeit(lambda: msmagic.port(text), 3))
@@ -143,7 +169,13 @@ def main() -> None:
         ("50-line cell p50", f"{p50 * 1000:.1f} ms", "<= 10 ms"),
         ("50-line cell p95", f"{p95 * 1000:.1f} ms", ""),
         ("%load_ext msmagic", f"{load * 1000:.1f} ms", "<= 100 ms"),
+        ("import + first port (tables load)", f"{first * 1000:.0f} ms", ""),
     ]
+    growth = backward_growth()
+    base_lines, base_t = growth[0]
+    for lines, t in growth:
+        rows.append((f"autograd cells, {lines} lines", f"{lines / t:,.0f} lines/s",
+                     f"time x{t / base_t:.1f} for lines x{lines / base_lines:.1f}"))
     width = max(len(r[0]) for r in rows)
     for name, value, target in rows:
         print(f"{name:<{width}}  {value:>18}  {target}")

@@ -701,7 +701,8 @@ def case_alias(key: str, cases: dict):
 def merge(results: list) -> dict:
     """Records by key: a direct source (op_db, module_db, case) wins over a rule example."""
     records: dict = {}
-    for res in results:
+    # workers finish in any order: merge in job order so a run's records are reproducible
+    for res in sorted(results, key=lambda r: json.dumps(r["job"], sort_keys=True)):
         for key, rec in res["result"].items():
             old = records.get(key)
             if old is None:
