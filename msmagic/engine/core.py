@@ -36,7 +36,6 @@ UNMAPPED_RULE = "GEN001"
 UNKNOWN_RECEIVER_RULE = "GEN002"
 STAR_ARGS_RULE = "GEN003"
 UNKNOWN_METHOD_RULE = "API005"
-PATTERN_RULE = "API006"
 IMPORT_RULE = "IMP001"
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 _OPTIONS = {"session", "view", "quiet"}
@@ -1059,18 +1058,10 @@ class PortTransformer(cst.CSTTransformer):
         return updated
 
     def leave_UnaryOperation(self, original, updated):
-        """``~t`` is kept, but on 2.10 MindSpore's ``~`` of an integer tensor is a logical
-        not (bool result) where PyTorch's is a bitwise not: flagged unless the operand is
-        visibly boolean (a comparison)."""
-        if (isinstance(original.operator, cst.BitInvert) and self.torch_in_scope
-                and not isinstance(original.expression, cst.Comparison)
-                and self.kind_of(original.expression) == S.TENSOR):
-            self.finding(
-                PATTERN_RULE, original, "Tensor.__invert__",
-                "~ on a tensor: verified for bool tensors only; on an integer tensor MindSpore 2.10 "
-                "computes a logical not (bool result) where PyTorch computes a bitwise not",
-                comment="~ verified for bool tensors only",
-            )
+        """Operators are kept as written; a rule may flag one (``spec.OPERATOR_HOOKS``)."""
+        hook = S.OPERATOR_HOOKS.get(type(original.operator))
+        if hook is not None and self.torch_in_scope:
+            hook(self, original)
         return updated
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):

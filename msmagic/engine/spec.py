@@ -122,6 +122,11 @@ MODULES: dict[str, Optional[str]] = {}
 HANDLED_BY_STATEMENT_RULES: set[str] = set()
 
 
+#: libcst operator class (``cst.BitInvert``) -> fn(transformer, original node): operators
+#: are kept as written, and a rule may flag a use whose verification found a difference
+OPERATOR_HOOKS: dict = {}
+
+
 def handled_by_statement_rules(*names: str) -> None:
     HANDLED_BY_STATEMENT_RULES.update(names)
 

@@ -445,6 +445,20 @@ for _name in ("H", "mH"):
         "MindSpore 2.10 transposes without conjugating: the same for real tensors only"))
 
 
+def _invert(t, node) -> None:
+    """``~t`` is kept, but on 2.10 MindSpore's ``~`` of an integer tensor is a logical not
+    (bool result) where PyTorch's is a bitwise not: flagged unless the operand is visibly
+    boolean (a comparison)."""
+    if not isinstance(node.expression, cst.Comparison) and t.kind_of(node.expression) == S.TENSOR:
+        t.finding(PATTERN_RULE, node, "Tensor.__invert__",
+                  "~ on a tensor: verified for bool tensors only; on an integer tensor MindSpore 2.10 "
+                  "computes a logical not (bool result) where PyTorch computes a bitwise not",
+                  comment="~ verified for bool tensors only")
+
+
+S.OPERATOR_HOOKS[cst.BitInvert] = _invert
+
+
 def install(table: dict) -> None:
     """Add the table's entries the hand-written rule modules did not already map."""
     for key, fields in sorted(table.items()):
