@@ -8,7 +8,7 @@ nor mindspore; only running ported code does.
 from __future__ import annotations
 
 from msmagic.errors import PortError, PortSyntaxError
-from msmagic.result import Edit, Finding, PortResult, StatementLink
+from msmagic.result import Edit, Finding, PortResult, Statement
 
 __version__ = "0.1.0"
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "PortResult",
     "Edit",
     "Finding",
-    "StatementLink",
+    "Statement",
     "PortError",
     "PortSyntaxError",
     "load_ipython_extension",
@@ -27,28 +27,29 @@ __all__ = [
 
 
 def port(source: str, **options) -> PortResult:
-    """Port PyTorch ``source`` to MindSpore; see :func:`msmagic.engine.core.port`.
+    """Port PyTorch ``source`` to MindSpore; see :func:`msmagic.engine.pipeline.port`.
 
-    Options: ``session`` (a :class:`msmagic.engine.session.PortSession` holding earlier
-    cells' imports), ``view`` ("split" or "unified") and ``quiet`` for the renderers.
+    ``session``: a :class:`msmagic.engine.session.PortSession` holding what earlier
+    cells imported and bound (how the result is shown is the renderers' business).
     Raises :class:`PortSyntaxError` (with ``line``/``column``) when the cell is not Python.
     """
-    from msmagic.engine.core import port as _port
+    from msmagic.engine.pipeline import port as _port
 
     return _port(source, **options)
 
 
-def parity(source: str, **options):
+def parity(source: str, options=None, **values):
     """Run a PyTorch cell and its MindSpore port in lockstep and compare them; returns a
-    :class:`msmagic.parity_report.ParityReport`. See :func:`msmagic.parity_runner.parity`."""
-    from msmagic.parity_runner import parity as _parity
+    :class:`~msmagic.parity_check.report.ParityReport`. See
+    :func:`msmagic.parity_check.parity`."""
+    from msmagic.parity_check import parity as _parity
 
-    return _parity(source, **options)
+    return _parity(source, options, **values)
 
 
 def shadow_namespace() -> dict:
     """The persistent namespace the MindSpore side of ``%%ms_parity`` runs in."""
-    from msmagic.parity_runner import shadow_namespace as _shadow
+    from msmagic.parity_check.run import shadow_namespace as _shadow
 
     return _shadow()
 

@@ -215,7 +215,7 @@ def _split_cell_magic(source: str) -> tuple[str, str, Optional[str]]:
 
 def _port_cell(source: str, session, where: str) -> tuple[str, object, int, Optional[str]]:
     """(ported source, result or None, line offset, cell magic that was not ported)."""
-    from msmagic.engine.core import port
+    from msmagic.engine.pipeline import port
     from msmagic.errors import PortSyntaxError
 
     head, body, magic = _split_cell_magic(source)
@@ -482,7 +482,7 @@ def _rule_full(rule, fmt: str) -> str:
         return json.dumps(_rule_dict(rule), indent=2)
     if fmt == "markdown":
         from msmagic.docs import _rule_section
-        from msmagic.engine.core import port
+        from msmagic.engine.pipeline import port
 
         return "\n".join(_rule_section(rule, port)).rstrip()
     lines = [f"{rule.id}: {rule.title}", f"group: {rule.group}"]

@@ -14,7 +14,7 @@ DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
 
 def render_rules_markdown() -> str:
-    from msmagic.engine.core import port
+    from msmagic.engine.pipeline import port
     from msmagic.rules.registry import all_rules
 
     rules = all_rules()
@@ -57,12 +57,44 @@ def _rule_section(rule, port) -> list[str]:
         lines += ["Findings:", ""]
         lines += [f"- line {f.line}, column {f.column}: `{f.api}`: {f.reason}" for f in findings]
         lines.append("")
+    lines += _owned(rule)
     lines.append(f"Seed: {rule.seed}.")
     if rule.reference:
         lines.append(f"Reference: `{rule.reference}` (../shared/reference/mindspore-docs).")
     versions = ", ".join(f"{k} {v}" for k, v in rule.verified_on.items())
     lines += [f"Verified on: {versions}.", ""]
     return lines
+
+
+def _owned(rule, limit: int = 12) -> list[str]:
+    """What the rule object owns: its mapping entries and hooks."""
+    from msmagic.engine import spec
+
+    names = []
+    for e in rule.entries:
+        if isinstance(e, (spec.Api, spec.ModuleMap)):
+            names.append(f"`{e.torch}`")
+        elif isinstance(e, spec.Method):
+            names.append(f"`.{e.name}()` ({e.receiver})")
+        elif isinstance(e, spec.Member):
+            names.append(f"`.{e.name}` ({e.receiver})")
+    names = list(dict.fromkeys(names))
+    lines = []
+    if names:
+        shown = ", ".join(names[:limit])
+        more = f" and {len(names) - limit} more (see `api_coverage.md`)" if len(names) > limit else ""
+        lines.append(f"Maps: {shown}{more}.")
+    for hook in rule.hooks:
+        where = {
+            "statement": "statements ("
+            + ", ".join(sorted({t.__name__ for t in hook.node_types})[:6])
+            + (", ..." if len(hook.node_types) > 6 else "") + ")",
+            "function": "methods of Module subclasses",
+            "class": "Module subclasses",
+            "operator": "operators (" + ", ".join(t.__name__ for t in hook.node_types) + ")",
+        }[hook.where]
+        lines.append(f"Hook: `{hook.fn.__name__}` on {where}.")
+    return lines + ([""] if lines else [])
 
 
 def main(argv=None) -> int:

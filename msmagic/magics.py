@@ -125,13 +125,13 @@ class MsMagic(Magics, Configurable):
         view = args.view or self.view
         quiet = bool(args.quiet or self.quiet)
 
-        from msmagic.engine.core import port
+        from msmagic.engine.pipeline import port
         from msmagic.errors import PortSyntaxError
 
         session = self._get_session()
         self._learn_history(session)
         try:
-            result = port(cell, session=session, view=view, quiet=quiet)
+            result = port(cell, session=session)
         except PortSyntaxError as err:
             raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
         except Exception as err:  # a bug in msmagic must not dump a traceback into the notebook
@@ -233,20 +233,28 @@ class MsMagic(Magics, Configurable):
         name = args.output
         if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
             raise UsageError(f"-o/--output needs a Python identifier, not {name!r}")
-        for opt in ("rtol", "atol"):
-            value = getattr(args, opt)
-            if not value >= 0:  # also rejects nan
-                raise UsageError(f"--{opt} must be a number >= 0, not {value!r}")
-        if args.timeout is not None and not args.timeout > 0:
-            raise UsageError(f"--timeout must be a positive number of seconds, not {args.timeout!r}")
-        against = self._against_code(args.against)
-        device = args.device or self.device
+        against = self._against_value(args.against)
         view = args.view or self.view
 
         try:
-            _parity = importlib.import_module("msmagic.parity_runner")
+            _parity = importlib.import_module("msmagic.parity_check")
+            from msmagic.parity_check.options import OptionError, ParityOptions
         except ImportError as err:
             raise UsageError(f"%%ms_parity is not available: {err}") from None
+        try:
+            options = ParityOptions.create(
+                device=args.device or self.device,
+                rtol=args.rtol,
+                atol=args.atol,
+                seed=args.seed,
+                timeout=args.timeout,
+                sync=not args.no_sync,
+                against=against,
+            )
+        except OptionError as err:
+            if err.option == "against":
+                raise UsageError(f"--against {args.against}: {err.problem}") from None
+            raise UsageError(f"--{err.option.replace('_', '-')} {err.problem}") from None
         from msmagic.errors import PortSyntaxError
 
         device_error = getattr(_parity, "ParityDeviceError", ())
@@ -255,17 +263,10 @@ class MsMagic(Magics, Configurable):
         try:
             report = _parity.parity(
                 cell,
-                device=device,
-                rtol=args.rtol,
-                atol=args.atol,
-                seed=args.seed,
-                timeout=args.timeout,
-                sync=not args.no_sync,
-                against=against,
+                options,
                 user_ns=self.shell.user_ns,
                 shadow=_parity.shadow_namespace(),
                 session=session,
-                view=view,
             )
         except PortSyntaxError as err:
             raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
@@ -281,8 +282,9 @@ class MsMagic(Magics, Configurable):
             ) from None
         # later cells may use the names this cell imported (its PyTorch side ran here)
         session.learn(cell)
+        # presentation is the magic's: the report carries it for the renderers
         if isinstance(getattr(report, "options", None), dict):
-            report.options.setdefault("view", view)
+            report.options["view"] = view
 
         if name is not None:
             self.shell.user_ns[name] = report
@@ -299,23 +301,15 @@ class MsMagic(Magics, Configurable):
         # what the plain cell would have shown as Out[] (None shows nothing)
         return getattr(report, "value", None)
 
-    def _against_code(self, var):
-        """The MindSpore code named by ``--against VAR`` (None without the option)."""
+    def _against_value(self, var):
+        """The value of the variable named by ``--against VAR`` (None without the
+        option); ParityOptions checks that it is MindSpore code."""
         if var is None:
             return None
         ns = self.shell.user_ns
         if var not in ns:
             raise UsageError(f"--against: there is no variable named {var!r}")
-        value = ns[var]
-        if isinstance(value, str):
-            return value
-        code = getattr(value, "code", None)
-        if isinstance(code, str):
-            return code
-        raise UsageError(
-            f"--against {var}: expected MindSpore code, a str or a PortResult (with .code), "
-            f"not {type(value).__name__}"
-        )
+        return ns[var]
 
     def _show_cell_error(self, err) -> None:
         """Show the PyTorch side's exception like a plain cell's error, once."""
@@ -348,7 +342,7 @@ class MsMagic(Magics, Configurable):
             print(_help_text(self.ms_shadow.parser))
             return None
         try:
-            shadow = importlib.import_module("msmagic.parity_runner").shadow_namespace()
+            shadow = importlib.import_module("msmagic.parity_check").shadow_namespace()
         except ImportError as err:
             raise UsageError(f"%ms_shadow is not available: {err}") from None
         if args.clear:

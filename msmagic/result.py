@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import ClassVar, Optional
 
 
 @dataclass(frozen=True)
@@ -55,27 +55,46 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class StatementLink:
-    """Top-level input statement ``index`` (lines ``before``) became output lines ``after``.
+class Statement:
+    """What the port knows about top-level input statement ``index``: the plan parity
+    runs from (it never parses the cell itself).
 
-    ``after`` is ``None`` when the statement was removed (an import with no
-    MindSpore counterpart). Statements msmagic added (imports) are not linked.
+    ``before``: its input lines; ``after``: the output lines it became (``None`` when it
+    was removed, an import with no MindSpore counterpart; statements msmagic added, such
+    as imports, belong to none). ``binds``: names it binds at the top level, on either
+    side; ``reads``: names it mentions; ``expression``: it is a lone expression (its
+    value is the cell's output when last); ``tags``: ``"random"`` when it draws random
+    numbers; ``modules``: for each PyTorch layer it constructs (qualified name), the
+    parameter-name map of the layer's mapping entry. ``a = 1; b = 2`` is one statement.
     """
 
     index: int
     before: tuple[int, int]
     after: Optional[tuple[int, int]]
+    binds: tuple = ()
+    reads: frozenset = frozenset()
+    expression: bool = False
+    tags: frozenset = frozenset()
+    modules: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass
 class PortResult:
+    #: which renderers show it (``msmagic.render`` dispatches on this, importing no
+    #: result class)
+    render_kind: ClassVar[str] = "port"
+
     source: str
     code: str
     edits: list[Edit] = field(default_factory=list)
     unsupported: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    statements: list[StatementLink] = field(default_factory=list)
-    #: Options the port ran with (view, quiet...), read by the renderers.
+    statements: list[Statement] = field(default_factory=list)
+    #: PyTorch layer (qualified name) -> parameter-name map of its mapping entry, for
+    #: every layer this cell and the earlier ported cells of its session construct
+    module_params: dict = field(default_factory=dict)
+    #: How to show it (``view``, ``quiet``): set by the magic or the CLI for the
+    #: renderers; the port itself takes no presentation options.
     options: dict = field(default_factory=dict)
 
     @property

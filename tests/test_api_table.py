@@ -17,7 +17,7 @@ import msmagic
 from msmagic import apis
 from msmagic.apis import catalog
 from msmagic.cli import main as cli
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from msmagic.rules.registry import VERIFIED_ON
 
 HEAD = "import torch\n"

@@ -9,7 +9,7 @@ import pytest
 import msmagic
 from msmagic.engine.session import PortSession
 from msmagic.errors import PortSyntaxError
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 
 
 def src(text: str) -> str:

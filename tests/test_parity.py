@@ -7,8 +7,7 @@ import pytest
 import torch
 
 import msmagic
-from msmagic.lockstep import DIFFERS, MATCH
-from msmagic.parity_runner import DEVICES, ParityDeviceError, available_devices
+from msmagic.parity_check import DEVICES, DIFFERS, MATCH, ParityDeviceError, available_devices
 
 
 def src(text: str) -> str:

@@ -1,6 +1,6 @@
 """%%ms_parity and %ms_shadow through a real IPython shell.
 
-Most tests swap the parity runner (msmagic.parity_runner) for a recording fake, so they check
+Most tests swap the parity runner (msmagic.parity_check.parity) for a recording fake, so they check
 the magic's own wiring: options, errors, display, the PyTorch-side traceback, the
 returned value. The tests at the end use the real runner (and torch/mindspore).
 """
@@ -8,7 +8,6 @@ returned value. The tests at the end use the real runner (and torch/mindspore).
 from __future__ import annotations
 
 import builtins
-import sys
 import types
 
 import pytest
@@ -16,11 +15,9 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
-import msmagic
 from msmagic.errors import PortError, PortSyntaxError
-from msmagic.lockstep import MATCH, Row
 from msmagic.magics import MsMagic, ShadowSummary
-from msmagic.parity_report import ParityReport, StatementError
+from msmagic.parity_check import MATCH, ParityOptions, ParityReport, Row, StatementError
 from msmagic.result import PortResult
 from tests.test_magics import _run_fresh
 
@@ -58,7 +55,7 @@ class FakeDeviceError(PortError):
 
 
 class FakeRunner:
-    """Stands in for msmagic.parity_runner: records the calls, returns ``report``."""
+    """Stands in for msmagic.parity_check's runner: records the calls, returns ``report``."""
 
     def __init__(self):
         self.calls: list[tuple[str, dict]] = []
@@ -66,8 +63,8 @@ class FakeRunner:
         self.report: ParityReport | None = None
         self.shadow: dict = {"__builtins__": builtins}
 
-    def parity(self, source, **kw):
-        self.calls.append((source, kw))
+    def parity(self, source, options=None, **kw):
+        self.calls.append((source, options, kw))
         if self.error is not None:
             raise self.error
         if self.report is not None:
@@ -75,7 +72,6 @@ class FakeRunner:
         return ParityReport(
             port=PortResult(source=source, code=source.replace("torch", "mindspore")),
             rows=[Row("layer.weight", MATCH, (4, 3), "torch.float32", (4, 3), "Float32", 0.0, 0.0, 2)],
-            options={"view": kw.get("view")},
         )
 
     def shadow_namespace(self):
@@ -85,12 +81,11 @@ class FakeRunner:
 @pytest.fixture
 def fake(monkeypatch):
     runner = FakeRunner()
-    mod = types.ModuleType("msmagic.parity_runner")
-    mod.parity = runner.parity
-    mod.shadow_namespace = runner.shadow_namespace
-    mod.ParityDeviceError = FakeDeviceError
-    monkeypatch.setitem(sys.modules, "msmagic.parity_runner", mod)
-    monkeypatch.setattr(msmagic, "parity", mod, raising=False)
+    import msmagic.parity_check as package
+
+    monkeypatch.setattr(package, "parity", runner.parity)
+    monkeypatch.setattr(package, "shadow_namespace", runner.shadow_namespace)
+    monkeypatch.setattr(package, "ParityDeviceError", FakeDeviceError)
     return runner
 
 
@@ -122,7 +117,7 @@ def test_load_ext_imports_neither_framework_nor_the_runner():
         print("ms_parity" in ip.magics_manager.magics["cell"], "ms_shadow" in ip.magics_manager.magics["line"])
         with capture_output():
             ip.run_cell_magic("ms_parity", "-h", "x = 1\\n")
-        print(sorted(m for m in ("torch", "mindspore", "msmagic.parity_runner") if m in sys.modules))
+        print(sorted(m for m in ("torch", "mindspore", "msmagic.parity_check", "msmagic.parity_check.run") if m in sys.modules))
         """
     )
     assert out.splitlines() == ["True True", "[]"]
@@ -198,14 +193,15 @@ def test_bad_option_in_a_cell_shows_no_traceback(ip, fake):
 
 def test_defaults_are_passed_to_the_runner(ip, fake):
     with capture_output():
-        ip.run_cell_magic("ms_parity", "", TORCH_CELL)
-    source, kw = fake.calls[0]
+        ip.run_cell_magic("ms_parity", "-o rep", TORCH_CELL)
+    source, options, kw = fake.calls[0]
     assert source == TORCH_CELL
-    assert kw == dict(
-        device="CPU", rtol=1e-5, atol=1e-6, seed=None, timeout=None, sync=True, against=None,
-        user_ns=ip.user_ns, shadow=fake.shadow, session=kw["session"], view="split",
-    )
+    assert options == ParityOptions() == ParityOptions(
+        device="CPU", rtol=1e-5, atol=1e-6, seed=None, timeout=None, sync=True, against=None)
+    assert kw == dict(user_ns=ip.user_ns, shadow=fake.shadow, session=kw["session"])
     assert kw["user_ns"] is ip.user_ns and kw["shadow"] is fake.shadow
+    # the view is presentation: the magic puts it on the report, the runner never sees it
+    assert ip.user_ns.pop("rep").options["view"] == "split"
     # the same PortSession %%ms_port uses
     assert kw["session"] is instance(ip)._get_session()
 
@@ -220,11 +216,11 @@ def test_options_are_passed_to_the_runner(ip, fake):
             TORCH_CELL,
         )
         ip.run_cell_magic("ms_parity", "--against ported", TORCH_CELL)
-    kw = fake.calls[0][1]
-    assert (kw["device"], kw["rtol"], kw["atol"], kw["seed"], kw["timeout"], kw["sync"]) == (
+    opts = fake.calls[0][1]
+    assert (opts.device, opts.rtol, opts.atol, opts.seed, opts.timeout, opts.sync) == (
         "Ascend", 0.01, 0.0, 3, 2.5, False)
-    assert kw["against"] == "import mindspore\n" and kw["view"] == "unified"
-    assert fake.calls[1][1]["against"] == "y = 1\n"
+    assert opts.against == "import mindspore\n"
+    assert fake.calls[1][1].against == "y = 1\n"  # a PortResult: its code
     del ip.user_ns["ms_code"], ip.user_ns["ported"]
 
 
@@ -233,7 +229,7 @@ def test_config_device_is_the_default_and_the_option_wins(ip, fake):
     with capture_output():
         ip.run_cell_magic("ms_parity", "", TORCH_CELL)
         ip.run_cell_magic("ms_parity", "--device CPU", TORCH_CELL)
-    assert [c[1]["device"] for c in fake.calls] == ["GPU", "CPU"]
+    assert [c[1].device for c in fake.calls] == ["GPU", "CPU"]
 
 
 def test_displays_the_report_and_stores_it(ip, fake):
@@ -358,7 +354,7 @@ def test_shadow_help(ip, fake):
 @pytest.fixture
 def clean_shadow():
     yield
-    from msmagic.parity_runner import shadow_namespace
+    from msmagic.parity_check import shadow_namespace
 
     shadow = shadow_namespace()
     kept = {k: shadow[k] for k in ("__builtins__", "__name__") if k in shadow}
@@ -413,7 +409,7 @@ def test_real_shadow_after_a_parity_cell_and_clear(ip, clean_shadow):
     assert type(ip.run_line_magic("ms_shadow", "y")).__module__.startswith("mindspore")
     with capture_output():
         ip.run_line_magic("ms_shadow", "--clear")
-    from msmagic.parity_runner import shadow_namespace
+    from msmagic.parity_check import shadow_namespace
 
     assert [k for k in shadow_namespace() if not k.startswith("__")] == []
     assert len(ip.run_line_magic("ms_shadow", "")) == 0

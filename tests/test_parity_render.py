@@ -12,8 +12,8 @@ import re
 import pytest
 
 import msmagic
-from msmagic.lockstep import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
-from msmagic.parity_report import Divergence, ParityReport, StatementError
+from msmagic.parity_check.compare import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
+from msmagic.parity_check.report import Divergence, ParityReport, StatementError
 from msmagic.render import mimebundle, rule_info
 from msmagic.render.parity import (
     format_number,
@@ -21,7 +21,7 @@ from msmagic.render.parity import (
     render_parity_html,
     render_parity_text,
 )
-from msmagic.result import PortResult
+from msmagic.result import PortResult, Statement
 
 # Changes on lines 1-5 (one diff hunk, with context up to line 8); lines 9-12 unchanged.
 SOURCE = """\
@@ -347,15 +347,17 @@ def test_html_view_defaults(port):
 
 def test_html_against_diffs_the_explicit_code(port):
     explicit = "import mindspore\nlayer = mindspore.nn.Dense(3, 4)\n"
-    # the runner may hand the explicit code as the port result's code ...
-    as_port = PortResult(source=SOURCE, code=explicit)
+    # the runner hands the explicit code as the port result's code, with the plan of
+    # what ran: each input statement paired with the explicit statement it ran with ...
+    as_port = PortResult(source=SOURCE, code=explicit, statements=[
+        Statement(i, (i + 1, i + 1), (i + 1, i + 1) if i < 2 else None) for i in range(12)])
     report = make_report(port=as_port, against=True, first_divergence=Divergence(3, (4, 4), (2, 2), ["layer.bias"], []))
     html = render_parity_html(report)
     assert "PyTorch vs explicit MindSpore code (--against)" in html
     assert "PyTorch \u2192 explicit MindSpore code (--against)" in html
     assert "mindspore.nn.Dense(3, 4)" in html
     assert ("new", 2) in marked(html, "msm-divergence")
-    # no statement links: the Line column still comes from the PyTorch cell
+    # the Line column comes from the PyTorch cell
     assert re.search(r'data-name="y".*?<td class="msm-line">6</td>', html)
     assert "(against explicit MindSpore code)" in render_parity_text(report).splitlines()[0]
     # ... or keep the port and put the code into the options

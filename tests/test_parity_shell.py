@@ -7,7 +7,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import msmagic
-from msmagic.lockstep import DIFFERS, MATCH
+from msmagic.parity_check import DIFFERS, MATCH
 from tests.test_parity import CNN, MLP, TRAIN_MINDSPORE, TRAIN_TORCH
 
 

@@ -14,7 +14,7 @@ import pytest
 from msmagic.render import compute_hunks, mimebundle
 from msmagic.render.html import render_html
 from msmagic.render.text import render_text
-from msmagic.result import Edit, Finding, PortResult, StatementLink
+from msmagic.result import Edit, Finding, PortResult, Statement
 from msmagic.rules import registry
 from msmagic.rules.registry import Rule
 
@@ -134,9 +134,9 @@ def make_result(**options) -> PortResult:
         ],
         notes=["Ported for the classic `mindspore.nn` API."],
         statements=[
-            StatementLink(0, (1, 1), (1, 1)),
-            StatementLink(1, (2, 2), (2, 2)),
-            StatementLink(8, (10, 16), (10, 17)),
+            Statement(0, (1, 1), (1, 1)),
+            Statement(1, (2, 2), (2, 2)),
+            Statement(8, (10, 16), (10, 17)),
         ],
         options=dict(options),
     )
@@ -425,7 +425,7 @@ def test_widget_toggles_between_views():
 
 
 def test_real_port_renders():
-    from msmagic.engine.core import port
+    from msmagic.engine.pipeline import port
 
     result = port("import torch\nimport torch.nn as nn\nx = torch.ones(2, 3)\n")
     bundle = mimebundle(result)

@@ -6,7 +6,7 @@ import pytest
 
 import msmagic
 from msmagic.docs import DOCS_PATH, render_rules_markdown
-from msmagic.lockstep import MATCH, ONLY_MS, run_pair
+from msmagic.parity_check import MATCH, ONLY_MS, run_pair
 from msmagic.rules.registry import VERIFIED_ON, all_rules
 
 RULES = all_rules()

@@ -3,7 +3,7 @@ data loader, model, CrossEntropyLoss, Adam, StepLR, training loop, evaluation.""
 
 import msmagic
 from msmagic.engine.session import PortSession
-from msmagic.lockstep import MATCH
+from msmagic.parity_check import MATCH
 
 CELLS = [
     """

@@ -196,7 +196,7 @@ class _Runner:
         return "differs", why
 
     def run_module(self, snippet, key: str) -> tuple[str, str]:
-        from msmagic.lockstep import MATCH, ONLY_MS, execute, plan_steps
+        from msmagic.parity_check import MATCH, ONLY_MS, execute, plan_steps
 
         src = "import torch\n" + snippet.code
         try:
@@ -233,7 +233,7 @@ class _Runner:
 def _namespace(side: str, snippet) -> dict:
     """A fresh namespace holding the snippet's inputs: copies on the PyTorch side (in-place
     calls must not touch the sample), MindSpore tensors of the same values on the other."""
-    from msmagic.lockstep import to_mindspore
+    from msmagic.parity_check import to_mindspore
 
     ns = {"__name__": f"__verify_{side}__"}
     for k, v in snippet.tensors.items():
@@ -401,7 +401,7 @@ def verify_flagged(key: str) -> dict:
 
 
 def _run_case(case) -> tuple[str, str]:
-    from msmagic.lockstep import MATCH, ONLY_MS, run_pair
+    from msmagic.parity_check import MATCH, ONLY_MS, run_pair
 
     try:
         run = run_pair(case.code, rtol=RTOL, atol=ATOL)
@@ -427,7 +427,7 @@ def _run_case(case) -> tuple[str, str]:
 
 def verify_rule_example(rule_id: str) -> dict:
     """Run one rule's example in lockstep: {api key: record} for what it ported."""
-    from msmagic.lockstep import MATCH, ONLY_MS, run_pair
+    from msmagic.parity_check import MATCH, ONLY_MS, run_pair
     from msmagic.rules.registry import get_rule
 
     rule = get_rule(rule_id)

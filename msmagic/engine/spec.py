@@ -1,17 +1,24 @@
-"""Declarative mapping entries (the PaConvert idea).
+"""Mapping entries: what each PyTorch API, method and attribute becomes (the PaConvert
+idea), and the hooks rules attach to statements. Declared by the rule modules, installed
+into the engine's tables by the rules package in its one explicit rule order.
 
-Most PyTorch APIs port by a table entry: a MindSpore target, argument renames, values
-that must be transformed, arguments that are dropped (with a rule explaining why) and
-arguments that have no MindSpore equivalent. Hard cases attach a ``handler``: a function
-of a :class:`msmagic.engine.core.Site` returning the replacement expression.
+Most PyTorch APIs port by an entry: a MindSpore target and an :class:`ArgSpec` (argument
+renames, values that must be transformed, arguments dropped with a rule explaining why,
+arguments with no MindSpore equivalent, defaults that differ). Hard cases attach a
+``handler``: a function of a :class:`msmagic.engine.context.Context` returning the
+replacement expression (or None to keep the PyTorch code, flagged).
 
-Three tables:
+Tables, filled by :func:`install`:
 
 * ``APIS``: fully qualified PyTorch names (``torch.nn.Linear``, ``torch.float32``),
   reached through the cell's imports.
 * ``METHODS``: methods called on a value (``x.size(0)``, ``model.eval()``), chosen by
-  what the receiver is known to be.
+  what the receiver is known to be (its :class:`~msmagic.engine.kinds.Kind`).
 * ``MEMBERS``: attributes read from a value (``bn.running_mean``).
+* ``MODULES``: PyTorch module paths and their MindSpore counterpart.
+* ``STATEMENT_HOOKS`` / ``FUNCTION_HOOKS`` / ``CLASS_HOOKS`` / ``OPERATOR_HOOKS``: rule
+  functions the walk calls on statements, module-class methods, module classes and
+  operators.
 """
 
 from __future__ import annotations
@@ -19,43 +26,49 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Union
 
-#: Kinds of values the engine tracks. "module:<torch class>" and "module:<user class>"
-#: refine "module".
-TENSOR = "tensor"
-MODULE = "module"
-OPTIMIZER = "optimizer"
-PARAMS = "params"  # an iterable of parameters (model.parameters())
-#: kinds whose iteration yields tensors or tuples of tensors (batches)
-BATCH_ITERABLES = {"loader", "dataset"}
+from msmagic.engine.kinds import (  # noqa: F401  (the kinds entries declare)
+    BATCH_ITERABLES, MODULE, OPTIMIZER, PARAMS, TENSOR, Kind, kind, kind_matches,
+)
 
 Handler = Callable[[Any], Any]
 
 
-@dataclass
-class Api:
-    torch: str
-    target: Optional[str] = None
-    rule: str = ""
+@dataclass(kw_only=True)
+class ArgSpec:
+    """How a call's arguments port: one spelling for functions and methods alike."""
+
     #: PyTorch parameter names in positional order (to bind positional arguments).
     sig: tuple = ()
     #: MindSpore parameter names in positional order: an argument stays positional when
     #: its MindSpore name sits at the same position; otherwise it becomes a keyword.
     ms_sig: Optional[tuple] = None
+    #: PyTorch parameter -> MindSpore parameter name.
     rename: dict = field(default_factory=dict)
     #: MindSpore keyword -> source text, added when the PyTorch argument is absent
     #: because the two frameworks' defaults differ. Value: (text, rule id) or text.
     defaults: dict = field(default_factory=dict)
-    #: PyTorch parameter -> fn(site, arg) returning a new value expression, or None
-    #: when the fn reported a finding itself (the argument is then kept unchanged).
+    #: PyTorch parameter -> fn(context, arg) returning a new value expression, ``False``
+    #: to remove the argument, a (keyword, value) pair, or None to keep it unchanged.
     values: dict = field(default_factory=dict)
     #: PyTorch parameter -> rule id explaining why MindSpore needs no such argument.
     drop: dict = field(default_factory=dict)
-    #: PyTorch parameter -> reason it cannot be ported; or (predicate(site, arg), reason)
+    #: PyTorch parameter -> reason it cannot be ported; or (predicate(context, arg), reason)
     #: where the predicate says whether this particular value is a problem.
     unsupported: dict = field(default_factory=dict)
+
+    @property
+    def has_arg_rules(self) -> bool:
+        return bool(self.rename or self.values or self.drop or self.unsupported or self.defaults)
+
+
+@dataclass(kw_only=True)
+class Api(ArgSpec):
+    torch: str
+    target: Optional[str] = None
+    rule: str = ""
     handler: Optional[Handler] = None
     #: The kind of value the call (or attribute) produces, for receiver typing.
-    returns: Optional[str] = None
+    returns: Optional[Kind] = None
     #: The call draws random numbers: its result is synchronised by the parity runner.
     random: bool = False
     #: An attribute (``torch.float32``) rather than something called.
@@ -63,68 +76,96 @@ class Api:
     detail: str = ""
     #: For a layer: how its parameter and buffer names map to the MindSpore Cell's. A
     #: dict of leaf names (``{"weight": "gamma"}``) or ``fn(torch_module, name) -> name``
-    #: for nested or renamed structures (``bn2d.gamma``, ``rnn.w_ih_list.0``). Parity
-    #: synchronises and compares parameters through this, never through a table of its own.
+    #: for nested or renamed structures (``bn2d.gamma``, ``rnn.w_ih_list.0``). The port
+    #: hands it to parity in its statement plan.
     params: Any = None
 
+    def __post_init__(self):
+        self.returns = kind(self.returns)
 
-@dataclass
-class Method:
+
+@dataclass(kw_only=True)
+class Method(ArgSpec):
     name: str
     rule: str
     #: What the receiver must be: "tensor", "module", "optimizer" or "any".
-    receiver: str = TENSOR
-    #: Port even when the receiver's kind is unknown: True, or fn(site) -> bool looking
-    #: at the call's shape (argument count, keyword names).
+    receiver: Kind = TENSOR
+    #: Port even when the receiver's kind is unknown: True, or fn(context) -> bool
+    #: looking at the call's shape (argument count, keyword names).
     unambiguous: Union[bool, Callable[[Any], bool]] = False
     #: Simple rename of the method (``numpy`` -> ``asnumpy``).
     target: Optional[str] = None
-    sig: tuple = ()
-    ms_sig: Optional[tuple] = None
-    rename: dict = field(default_factory=dict)
-    defaults: dict = field(default_factory=dict)
-    values: dict = field(default_factory=dict)
-    drop: dict = field(default_factory=dict)
-    unsupported: dict = field(default_factory=dict)
     handler: Optional[Handler] = None
     #: Kind of the result; "same" means the receiver's kind.
-    returns: Optional[str] = TENSOR
+    returns: Optional[Kind] = TENSOR
     random: bool = False
     detail: str = ""
 
+    def __post_init__(self):
+        self.receiver = kind(self.receiver)
+        self.returns = kind(self.returns)
 
-@dataclass
+
+@dataclass(kw_only=True)
 class Member:
     """An attribute read on a value: ``bn.running_mean`` -> ``bn.moving_mean``."""
 
     name: str
     rule: str
-    receiver: str = "any"
+    receiver: Kind = Kind.of("any")
     target: Optional[str] = None
     handler: Optional[Handler] = None
     unambiguous: bool = False
-    returns: Optional[str] = None
+    returns: Optional[Kind] = None
     detail: str = ""
 
+    def __post_init__(self):
+        self.receiver = kind(self.receiver)
+        self.returns = kind(self.returns)
+
+
+@dataclass(kw_only=True)
+class ModuleMap:
+    """``import torch.nn as nn`` -> ``import mindspore.nn as nn``; target ``None``: the
+    module has no single counterpart, its import is removed and each name used from it
+    is reached through the MindSpore target's own import."""
+
+    torch: str
+    target: Optional[str]
+    rule: str = "IMP001"
+
+
+@dataclass(kw_only=True)
+class Hook:
+    """A rule function the walk calls. ``where``: "statement" (``node_types``: the
+    statement classes, fn(context, original, updated) -> statement, FlattenSentinel or
+    RemovalSentinel, called after the statement's children were ported), "function"
+    (methods of a Module subclass, fn(context, original, updated) -> FunctionDef),
+    "class" (Module subclasses, -> ClassDef) or "operator" (``node_types``: libcst
+    operator classes, fn(context, original) -> None: operators are kept as written, a
+    rule may flag one)."""
+
+    rule: str
+    where: str
+    fn: Callable
+    node_types: tuple = ()
+
+
+#: Every entry and hook the rule modules declared, in declaration order.
+DECLARED: list = []
 
 APIS: dict[str, Api] = {}
 METHODS: dict[str, list[Method]] = {}
 MEMBERS: dict[str, list[Member]] = {}
-
-#: PyTorch module path -> MindSpore module path, for ``import torch.nn as nn`` style
-#: imports. ``None``: the module has no single counterpart; its import is removed and
-#: each name used from it is reached through the MindSpore target's own import.
 MODULES: dict[str, Optional[str]] = {}
-
+STATEMENT_HOOKS: dict[type, list[Callable]] = {}
+FUNCTION_HOOKS: list[Callable] = []
+CLASS_HOOKS: list[Callable] = []
+OPERATOR_HOOKS: dict[type, Callable] = {}
 
 #: Tensor method names that statement-level rules port (``loss.backward()``): a tensor
 #: receiver with one of these names is not an unknown method.
 HANDLED_BY_STATEMENT_RULES: set[str] = set()
-
-
-#: libcst operator class (``cst.BitInvert``) -> fn(transformer, original node): operators
-#: are kept as written, and a rule may flag a use whose verification found a difference
-OPERATOR_HOOKS: dict = {}
 
 
 def handled_by_statement_rules(*names: str) -> None:
@@ -133,36 +174,83 @@ def handled_by_statement_rules(*names: str) -> None:
 
 def api(torch: str, target: Optional[str] = None, **kw) -> Api:
     entry = Api(torch=torch, target=target, **kw)
-    if torch in APIS:
-        raise ValueError(f"{torch} mapped twice")
-    APIS[torch] = entry
+    DECLARED.append(entry)
     return entry
 
 
 def method(name: str, rule: str, **kw) -> Method:
     entry = Method(name=name, rule=rule, **kw)
-    METHODS.setdefault(name, []).append(entry)
+    DECLARED.append(entry)
     return entry
 
 
 def member(name: str, rule: str, **kw) -> Member:
     entry = Member(name=name, rule=rule, **kw)
-    MEMBERS.setdefault(name, []).append(entry)
+    DECLARED.append(entry)
     return entry
 
 
 def module(torch: str, target: Optional[str]) -> None:
-    MODULES[torch] = target
+    DECLARED.append(ModuleMap(torch=torch, target=target))
 
 
-def kind_matches(required: str, kind: Optional[str]) -> bool:
-    """Does a value of ``kind`` satisfy a spec requiring ``required``?"""
-    if kind is None:
-        return False
-    if required == "any":
-        return True
-    if kind == required:
-        return True
-    # "module:torch.nn.BatchNorm2d" satisfies "module" and a "module:torch.nn.BatchNorm"
-    # prefix requirement.
-    return kind.startswith(required + ":") or (":" in required and kind.startswith(required))
+def statement_hook(rule: str, *node_types):
+    """Decorator: call ``fn(context, original, updated)`` on each statement of these types."""
+    def deco(fn):
+        DECLARED.append(Hook(rule=rule, where="statement", fn=fn, node_types=node_types))
+        return fn
+    return deco
+
+
+def function_hook(rule: str):
+    def deco(fn):
+        DECLARED.append(Hook(rule=rule, where="function", fn=fn))
+        return fn
+    return deco
+
+
+def class_hook(rule: str):
+    def deco(fn):
+        DECLARED.append(Hook(rule=rule, where="class", fn=fn))
+        return fn
+    return deco
+
+
+def operator_hook(rule: str, *node_types):
+    def deco(fn):
+        DECLARED.append(Hook(rule=rule, where="operator", fn=fn, node_types=node_types))
+        return fn
+    return deco
+
+
+def install(items) -> None:
+    """Fill the tables anew from entries and hooks (the rules package passes them in
+    rule order). An API mapped twice is an error: one rule owns each mapping."""
+    for table in (APIS, METHODS, MEMBERS, MODULES, STATEMENT_HOOKS, OPERATOR_HOOKS):
+        table.clear()
+    FUNCTION_HOOKS.clear()
+    CLASS_HOOKS.clear()
+    for item in items:
+        if isinstance(item, Api):
+            if item.torch in APIS:
+                raise ValueError(f"{item.torch} mapped twice")
+            APIS[item.torch] = item
+        elif isinstance(item, Method):
+            METHODS.setdefault(item.name, []).append(item)
+        elif isinstance(item, Member):
+            MEMBERS.setdefault(item.name, []).append(item)
+        elif isinstance(item, ModuleMap):
+            MODULES[item.torch] = item.target
+        elif isinstance(item, Hook):
+            if item.where == "statement":
+                for t in item.node_types:
+                    STATEMENT_HOOKS.setdefault(t, []).append(item.fn)
+            elif item.where == "function":
+                FUNCTION_HOOKS.append(item.fn)
+            elif item.where == "class":
+                CLASS_HOOKS.append(item.fn)
+            elif item.where == "operator":
+                for t in item.node_types:
+                    OPERATOR_HOOKS[t] = item.fn
+            else:  # pragma: no cover - a typo in a rule module
+                raise ValueError(f"unknown hook place {item.where!r}")

@@ -2,9 +2,11 @@
 
 :func:`mimebundle` is what ``PortResult._repr_mimebundle_`` returns. The dispatch is
 generic so other result types (the parity report) can reuse it: an object may provide
-``_render_text(color=False)``, ``_render_html()`` and ``_make_widget()``; a
-:class:`~msmagic.result.PortResult` is rendered by :mod:`msmagic.render.text`,
-:mod:`msmagic.render.html` and :mod:`msmagic.render.widget`.
+``_render_text(color=False)``, ``_render_html()`` and ``_make_widget()``; otherwise its
+``render_kind`` picks the renderers: a :class:`~msmagic.result.PortResult` ("port") is
+rendered by :mod:`msmagic.render.text`, :mod:`msmagic.render.html` and
+:mod:`msmagic.render.widget`, a ParityReport ("parity") by :mod:`msmagic.render.parity`.
+Nothing here imports the result classes: they import this package to display themselves.
 
 The renderers read only the edit log (``edits``, ``unsupported``, ``notes``) and the
 rule registry (looked up by id, tolerating a missing rule); they know nothing about
@@ -28,6 +30,7 @@ VIEWS = ("split", "unified")
 __all__ = [
     "mimebundle",
     "register_renderers",
+    "render_kind",
     "rule_info",
     "compute_hunks",
     "Hunk",
@@ -40,25 +43,33 @@ __all__ = [
 
 # --------------------------------------------------------------------------- dispatch
 
-#: type -> (text renderer, html renderer, widget factory); filled lazily.
-_RENDERERS: dict[type, tuple[Callable, Callable, Optional[Callable]]] = {}
+#: render kind -> (text renderer, html renderer, widget factory); filled lazily.
+_RENDERERS: dict[str, tuple[Callable, Callable, Optional[Callable]]] = {}
 
 
 def register_renderers(
-    cls: type,
+    kind: str,
     text: Callable[..., str],
     html: Callable[..., str],
     widget: Optional[Callable[..., Any]] = None,
 ) -> None:
-    """Render instances of ``cls`` with these functions (``text(obj, color=False)``,
-    ``html(obj)``, ``widget(obj)``)."""
-    _RENDERERS[cls] = (text, html, widget)
+    """Render objects whose ``render_kind`` is ``kind`` with these functions
+    (``text(obj, color=False)``, ``html(obj)``, ``widget(obj)``)."""
+    _RENDERERS[kind] = (text, html, widget)
+
+
+def render_kind(result: Any) -> Optional[str]:
+    """What kind of result this is: its class's ``render_kind`` (``"port"`` for a
+    PortResult, ``"parity"`` for a ParityReport). No result class is imported: they
+    are plain data below this package, and import it (lazily) only to display
+    themselves."""
+    kind = getattr(type(result), "render_kind", None)
+    return kind if isinstance(kind, str) else None
 
 
 def _builtin_renderers() -> None:
     if _RENDERERS:
         return
-    from msmagic.result import PortResult
 
     from . import html as _html
     from . import text as _text
@@ -68,11 +79,7 @@ def _builtin_renderers() -> None:
 
         return make_widget(result)
 
-    register_renderers(PortResult, _text.render_text, _html.render_html, _widget)
-
-    # %%ms_parity's report; parity_report imports msmagic.lockstep, which imports
-    # numpy/torch/mindspore only inside its functions, so this stays cheap.
-    from msmagic.parity_report import ParityReport
+    register_renderers("port", _text.render_text, _html.render_html, _widget)
 
     def _parity_text(report, color=False):
         from .parity import render_parity_text
@@ -89,15 +96,13 @@ def _builtin_renderers() -> None:
 
         return make_parity_widget(report)
 
-    register_renderers(ParityReport, _parity_text, _parity_html, _parity_widget)
+    register_renderers("parity", _parity_text, _parity_html, _parity_widget)
 
 
 def _lookup(result: Any) -> Optional[tuple]:
     _builtin_renderers()
-    for cls in type(result).__mro__:
-        if cls in _RENDERERS:
-            return _RENDERERS[cls]
-    return None
+    kind = render_kind(result)
+    return _RENDERERS.get(kind) if kind is not None else None
 
 
 def _render_text(result: Any, color: bool = False) -> str:

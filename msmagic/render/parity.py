@@ -1,4 +1,4 @@
-"""Rendering of a :class:`msmagic.parity_report.ParityReport` (what ``%%ms_parity`` shows).
+"""Rendering of a :class:`msmagic.parity_check.report.ParityReport` (what ``%%ms_parity`` shows).
 
 Three views of the same data:
 
@@ -25,12 +25,13 @@ Nothing here imports torch or mindspore.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
 from typing import Any, Optional
 
-from msmagic.lockstep import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH
+from msmagic.parity_check.compare import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH
 
 from . import Hunk, VIEWS, compute_hunks, plural, resolve_view, rule_title, split_lines
 from . import html as _html
@@ -178,8 +179,6 @@ def _diff_source(report):
     With ``--against`` the right-hand side is the explicit MindSpore code; the port's
     edits only apply when that code is the port's own code.
     """
-    from msmagic.result import PortResult
-
     port = report.port
     code = ms_code(report)
     if port is None:
@@ -188,16 +187,9 @@ def _diff_source(report):
         return port
     if code == port.code:
         # the runner put the explicit code into the port result itself
-        return PortResult(
-            source=port.source,
-            code=code,
-            edits=list(port.edits),
-            unsupported=list(port.unsupported),
-            notes=[],
-            statements=list(port.statements),
-            options=dict(port.options),
-        )
-    return PortResult(source=port.source, code=code, statements=[], options=dict(port.options))
+        return dataclasses.replace(port, notes=[], options=dict(port.options))
+    return dataclasses.replace(port, code=code, edits=[], unsupported=[], notes=[], statements=[],
+                               options=dict(port.options))
 
 
 def _excerpt(text: str, r, limit: int = 8) -> list[str]:
@@ -212,29 +204,16 @@ def _excerpt(text: str, r, limit: int = 8) -> list[str]:
 
 
 def _statement_lines(report, index: int):
+    """The input lines of statement ``index``, from the plan of what ran (the port's
+    statements; with --against, those the runner paired with the explicit code): the
+    same statement, and so the same line, the divergence box and the errors name."""
     port = report.port
     if port is None or index is None or index < 0:
         return None
-    for link in port.statements:
-        if link.index == index:
-            return link.before
-    # no statement links (explicit --against code): the input's top-level statements
-    ranges = _top_level_ranges(port.source)
-    return ranges[index] if index < len(ranges) else None
-
-
-def _top_level_ranges(source: str) -> list[tuple[int, int]]:
-    import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    out = []
-    for node in tree.body:
-        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        out.append((start, node.end_lineno or node.lineno))
-    return out
+    for statement in port.statements:
+        if statement.index == index:
+            return statement.before
+    return None
 
 
 def _divergence_edits(report, div) -> list:

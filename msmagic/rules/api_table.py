@@ -314,7 +314,7 @@ def _rebind(site, key: str, new):
                 body.append(stmt)
             return line.with_changes(body=body)
 
-        site.on_line(assign)
+        site.replace_line(assign)
         return new
     return cst.NamedExpr(target=cst.Name(name), value=new,
                          lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -415,7 +415,7 @@ def _real(site):
 
 def _flag_member(reason: str):
     def handler(site):
-        if site.t.calls:  # an argument of a call (``.to(x.device)``): that call's rule decides
+        if site.enclosing_calls:  # an argument of a call (``.to(x.device)``): that call's rule decides
             return None
         name = site.original.attr.value
         site.finding(FLAGGED_RULE, f"Tensor.{name}: {reason}", api=f"Tensor.{name}",
@@ -445,30 +445,31 @@ for _name in ("H", "mH"):
         "MindSpore 2.10 transposes without conjugating: the same for real tensors only"))
 
 
-def _invert(t, node) -> None:
+@S.operator_hook(PATTERN_RULE, cst.BitInvert)
+def _invert(ctx, node) -> None:
     """``~t`` is kept, but on 2.10 MindSpore's ``~`` of an integer tensor is a logical not
     (bool result) where PyTorch's is a bitwise not: flagged unless the operand is visibly
     boolean (a comparison)."""
-    if not isinstance(node.expression, cst.Comparison) and t.kind_of(node.expression) == S.TENSOR:
-        t.finding(PATTERN_RULE, node, "Tensor.__invert__",
-                  "~ on a tensor: verified for bool tensors only; on an integer tensor MindSpore 2.10 "
-                  "computes a logical not (bool result) where PyTorch computes a bitwise not",
-                  comment="~ verified for bool tensors only")
+    if not isinstance(node.expression, cst.Comparison) and ctx.kind_of(node.expression) == S.TENSOR:
+        ctx.finding(PATTERN_RULE,
+                    "~ on a tensor: verified for bool tensors only; on an integer tensor MindSpore 2.10 "
+                    "computes a logical not (bool result) where PyTorch computes a bitwise not",
+                    api="Tensor.__invert__", comment="~ verified for bool tensors only")
 
 
-S.OPERATOR_HOOKS[cst.BitInvert] = _invert
-
-
-def install(table: dict) -> None:
-    """Add the table's entries the hand-written rule modules did not already map."""
+def table_entries(table: dict) -> list:
+    """The engine entries of the table's APIs that no hand-written rule maps."""
+    apis = {e.torch for e in S.DECLARED if isinstance(e, S.Api)}
+    methods = {e.name for e in S.DECLARED
+               if isinstance(e, S.Method) and e.receiver in (S.TENSOR, "any")}
+    out = []
     for key, fields in sorted(table.items()):
         entry = build(key, fields)
         if isinstance(entry, S.Method):
-            existing = S.METHODS.get(entry.name, [])
-            if any(m.receiver in (S.TENSOR, "any") for m in existing):
+            if entry.name in methods:
                 continue
-            S.METHODS.setdefault(entry.name, []).append(entry)
-        else:
-            if key in S.APIS:
-                continue
-            S.APIS[key] = entry
+            methods.add(entry.name)
+        elif key in apis:
+            continue
+        out.append(entry)
+    return out

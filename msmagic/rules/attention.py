@@ -189,15 +189,15 @@ def _activation(site, arg):
     node = old.value if old is not None else None
     name = None
     if node is not None:
-        qual = site.t.resolve(node)
+        qual = site.resolve(node)
         if qual in _ACTIVATION_FUNCS:
             name = _ACTIVATION_FUNCS[qual]
-        elif isinstance(node, cst.Call) and site.t.resolve(node.func) in _ACTIVATION_LAYERS:
+        elif isinstance(node, cst.Call) and site.resolve(node.func) in _ACTIVATION_LAYERS:
             args = [(a.keyword.value if a.keyword else None, site.literal(a.value, default=object()))
                     for a in node.args]
             if all(k in (None, "approximate", "inplace") for k, _ in args) and all(
                     v in ("none", False) for k, v in args if k != "inplace"):
-                name = _ACTIVATION_LAYERS[site.t.resolve(node.func)]
+                name = _ACTIVATION_LAYERS[site.resolve(node.func)]
     if name is not None:
         site.changes.append(f"activation {site.code(node).strip()} -> '{name}'")
         return cst.SimpleString(f"'{name}'")

@@ -12,6 +12,8 @@ the gradients. Training loops over a model's parameters (``loss.backward()`` wit
 from __future__ import annotations
 
 import ast
+import bisect
+import heapq
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -19,9 +21,10 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.core import STATEMENT_HOOKS, _STATEMENTS, _code
-from msmagic.engine.session import MARKER
-from msmagic.engine.spec import api, handled_by_statement_rules
+from msmagic.engine.build import STATEMENT_TYPES
+from msmagic.engine.build import code as _code
+from msmagic.engine.names import MARKER
+from msmagic.engine.spec import api, handled_by_statement_rules, statement_hook
 from msmagic.rules.registry import register
 
 # ported (or flagged) by the statement-level hooks below, not by the method table
@@ -194,26 +197,26 @@ _FIND = "GRD006"
 # ----------------------------------------------------------------------------- analysis
 
 
-def _memo(t, kind: str) -> dict:
+def _memo(ctx, kind: str) -> dict:
     """This port's cache for one kind of per-statement fact (keyed by id of the original
     statement, which lives as long as the port)."""
-    return t.scratch.setdefault("autograd", {}).setdefault(kind, {})
+    return ctx.scratch("autograd").setdefault(kind, {})
 
 
-def _stmt_code(t, stmt) -> str:
-    memo = _memo(t, "code")
+def _stmt_code(ctx, stmt) -> str:
+    memo = _memo(ctx, "code")
     code = memo.get(id(stmt))
     if code is None:
         code = memo[id(stmt)] = _code(stmt)
     return code
 
 
-def _names_of(t, stmt) -> tuple[set, set]:
+def _names_of(ctx, stmt) -> tuple[set, set]:
     """``_names`` of an original statement, computed once per port."""
-    memo = _memo(t, "names")
+    memo = _memo(ctx, "names")
     hit = memo.get(id(stmt))
     if hit is None:
-        hit = memo[id(stmt)] = _names(stmt, _stmt_code(t, stmt))
+        hit = memo[id(stmt)] = _names(stmt, _stmt_code(ctx, stmt))
     return hit
 
 
@@ -238,7 +241,7 @@ def _names(stmt, code: Optional[str] = None) -> tuple[set, set]:
     return bound, read
 
 
-def _leaf_name(t, stmt) -> Optional[str]:
+def _leaf_name(ctx, stmt) -> Optional[str]:
     """``x = torch.<factory>(..., requires_grad=True)`` -> "x"."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return None
@@ -247,7 +250,7 @@ def _leaf_name(t, stmt) -> Optional[str]:
             and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call)):
         return None
     call = small.value
-    qual = t.resolve(call.func)
+    qual = ctx.resolve(call.func)
     if not qual or not qual.startswith("torch."):
         return None
     for arg in call.args:
@@ -282,38 +285,129 @@ class Plan:
     problem: str = ""
 
 
-def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
+class _BlockIndex:
+    """Per block, computed once per port: which statements bind each name, which create
+    a ``requires_grad`` leaf of each name, which reset each name's ``.grad``. Slicing a
+    backward then looks up the statements it needs instead of walking every earlier
+    sibling, so a cell with many backward calls ports in linear time."""
+
+    def __init__(self, ctx, body):
+        self.binders: dict = {}
+        self.leaves: dict = {}
+        self.zeroed: dict = {}
+        for i, stmt in enumerate(body):
+            bound, _ = _names_of(ctx, stmt)
+            for n in bound:
+                self.binders.setdefault(n, []).append(i)
+            leaf = _leaf_name(ctx, stmt)
+            if leaf is not None:
+                self.leaves.setdefault(leaf, []).append(i)
+            for a, b in _ZEROED.findall(_stmt_code(ctx, stmt)):
+                self.zeroed.setdefault(a or b, []).append(i)
+
+    def last_binder(self, name: str, limit: int) -> int:
+        """Index of the last statement before ``limit`` binding ``name`` (-1: none)."""
+        found = self.binders.get(name)
+        if not found:
+            return -1
+        return found[bisect.bisect_left(found, limit) - 1] if found[0] < limit else -1
+
+    def first_binder(self, name: str, after: int, limit: int, skip) -> int:
+        """Index of the first statement in (after, limit) binding ``name`` and not in
+        ``skip`` (-1: none)."""
+        found = self.binders.get(name, ())
+        for j in found[bisect.bisect_right(found, after):]:
+            if j >= limit:
+                break
+            if j not in skip:
+                return j
+        return -1
+
+
+_GRAD_OF = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.grad\b")
+_ZEROED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\.grad(?:\.data)?\.zero_\(\)|"
+                     r"(?<![\w.])([A-Za-z_]\w*)\.grad\s*=\s*None")
+
+
+def _zeroes(ctx, stmt, name: str) -> bool:
+    """Does the statement reset ``name.grad`` (``= None`` / ``.zero_()``)?"""
+    return any(name in (a, b) for a, b in _ZEROED.findall(_stmt_code(ctx, stmt)))
+
+
+def _index(ctx, body) -> _BlockIndex:
+    memo = _memo(ctx, "index")
+    found = memo.get(id(body))
+    if found is None:
+        found = memo[id(body)] = _BlockIndex(ctx, body)
+    return found
+
+
+def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
     """Backward slice of ``target`` over the current block. ``inputs``: the variables to
     differentiate (autograd.grad); None: the requires_grad tensors reached (backward)."""
-    before, _ = t.siblings()
+    blocks = ctx.blocks
+    if not blocks:
+        return Plan()
+    depth = len(blocks) - 1
+    body, index = blocks[-1]
+    idx = _index(ctx, body)
     fixed = set(inputs or ())
     needed = {target} - fixed
-    chosen: list = []
+    chosen: list = []  # (index, statement, bound, read), latest first
     leaves: dict = {}  # name -> (depth, index)
-    depth = len(t.blocks) - 1
-    for i in range(len(before) - 1, -1, -1):
-        stmt = before[i]
-        bound, read = _names_of(t, stmt)
-        hit = bound & needed
-        if not hit or _is_import(stmt):
+    # the statements binding a needed name, latest first: what a walk back over every
+    # earlier sibling would stop at, found through the block's index
+    heap: list = []
+
+    def push(names, limit):
+        for n in names:
+            j = idx.last_binder(n, limit)
+            if j >= 0:
+                heapq.heappush(heap, -j)
+
+    push(needed, index)
+    seen: set = set()
+    while heap:
+        i = -heapq.heappop(heap)
+        if i in seen:
             continue
-        leaf = _leaf_name(t, stmt)
+        seen.add(i)
+        stmt = body[i]
+        bound, read = _names_of(ctx, stmt)
+        hit = bound & needed
+        if not hit:
+            continue
+        if _is_import(stmt):
+            push(hit, i)
+            continue
+        leaf = _leaf_name(ctx, stmt)
         if leaf in hit:  # an independent variable: a parameter, or read as it is
             if inputs is None:
                 leaves[leaf] = (depth, i)
             needed.discard(leaf)
+            push(hit - {leaf}, i)
             continue
-        chosen.insert(0, (i, stmt, bound, read))
-        needed = (needed - bound) | (read - fixed)
+        chosen.append((i, stmt, bound, read))
+        kept = needed - bound
+        needed = kept | (read - fixed)
+        push(needed - kept, i)
+    chosen.reverse()
     if inputs is None:  # requires_grad tensors created in enclosing blocks (before a loop)
         for d in range(depth - 1, -1, -1):
-            body, _, index = t.blocks[d]
-            for i in range(index - 1, -1, -1):
-                stmt = body[i]
-                bound, _ = _names_of(t, stmt)
+            outer, at = blocks[d]
+            oidx = _index(ctx, outer)
+            heap = [-j for j in (oidx.last_binder(n, at) for n in needed) if j >= 0]
+            heapq.heapify(heap)
+            seen = set()
+            while heap:
+                i = -heapq.heappop(heap)
+                if i in seen:
+                    continue
+                seen.add(i)
+                bound, _ = _names_of(ctx, outer[i])
                 if not bound & needed:
                     continue
-                leaf = _leaf_name(t, stmt)
+                leaf = _leaf_name(ctx, outer[i])
                 if leaf in needed:
                     leaves[leaf] = (d, i)
                 needed -= bound
@@ -328,20 +422,24 @@ def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
                         "created with requires_grad=True; its gradient would be taken of the new value")
         return plan
     free = set().union(*(r for _, _, _, r in chosen)) - bound_in - set(params) if chosen else set()
-    first = chosen[0][0] if chosen else len(before)
+    first = chosen[0][0] if chosen else index
     used = {i for i, _, _, _ in chosen}
-    for i in range(len(before)):
-        if i in used:
-            continue
-        bound, _ = _names_of(t, before[i])
-        late_leaf = {n for n in bound & set(params) if leaves.get(n, (depth, len(before)))[1] < i
-                     and leaves.get(n, (depth,))[0] == depth}
+    # the first statement rebinding a free name after the slice starts, or a leaf after
+    # its creation: re-deriving the target would read the new value
+    late = [idx.first_binder(n, first, index, used) for n in free]
+    late += [idx.first_binder(n, leaves[n][1], index, used) for n in params
+             if n in leaves and leaves[n][0] == depth]
+    late = [i for i in late if i >= 0]
+    if late:
+        i = min(late)
+        bound, _ = _names_of(ctx, body[i])
+        late_leaf = {n for n in bound & set(params) if n in leaves and leaves[n][1] < i
+                     and leaves[n][0] == depth}
         stale = (bound & free) if i > first else set()
-        if stale or late_leaf:
-            plan.problem = (f"{', '.join(sorted(stale | late_leaf))} is reassigned between the forward "
-                            f"computation of {target} and the backward; re-deriving {target} would use "
-                            "the new value")
-            return plan
+        plan.problem = (f"{', '.join(sorted(stale | late_leaf))} is reassigned between the forward "
+                        f"computation of {target} and the backward; re-deriving {target} would use "
+                        "the new value")
+        return plan
     if any(re.search(r"(?<!autograd)\.grad\b(?!\s*\()", _code(s)) for s in plan.body):
         plan.problem = f"{target} is computed from a .grad value; differentiate through it by hand"
     return plan
@@ -354,28 +452,18 @@ def _plan(t, target: str, inputs: Optional[list] = None) -> Plan:
 class _State:
     ported: dict = field(default_factory=dict)  # id(original statement) -> output statements
     active: dict = field(default_factory=dict)  # leaf name -> [grad variable, fresh?]
-    names: set = field(default_factory=set)  # names generated so far
 
 
-def _state(t) -> _State:
-    st = getattr(t, "_grd_state", None)
+def _state(ctx) -> _State:
+    scratch = ctx.scratch("autograd")
+    st = scratch.get("state")
     if st is None:
-        st = t._grd_state = _State()
+        st = scratch["state"] = _State()
     return st
 
 
-def _fresh_name(t, base: str) -> str:
-    st = _state(t)
-    name, n = base, 1
-    while name in st.names or re.search(rf"(?<![\w.]){re.escape(name)}\b", t.e.text):
-        n += 1
-        name = f"{base}{n}"
-    st.names.add(name)
-    return name
-
-
-def _body_text(t, plan: Plan) -> Optional[str]:
-    st = _state(t)
+def _body_text(ctx, plan: Plan) -> Optional[str]:
+    st = _state(ctx)
     parts = []
     for stmt in plan.body:
         out = st.ported.get(id(stmt))
@@ -387,29 +475,29 @@ def _body_text(t, plan: Plan) -> Optional[str]:
     return "\n".join(parts)
 
 
-def _def_text(t, fn: str, plan: Plan, target: str) -> Optional[str]:
-    body = _body_text(t, plan)
+def _def_text(ctx, fn: str, plan: Plan, target: str) -> Optional[str]:
+    body = _body_text(ctx, plan)
     if body is None:
         return None
     lines = (body + "\n" if body else "") + f"return {target}"
     return f"def {fn}({', '.join(plan.params)}):\n" + textwrap.indent(lines, "    ") + "\n"
 
 
-def _ms(t, target: str) -> str:
-    return _code(t.e.ref(target))
+def _ms(ctx, target: str) -> str:
+    return _code(ctx.ref(target))
 
 
-def _grad_call(t, fn: str, params: list, vector: Optional[str]) -> str:
+def _grad_call(ctx, fn: str, params: list, vector: Optional[str]) -> str:
     """Expression computing the gradients: a tuple when ``vector`` or several params."""
     args = ", ".join(params)
     if vector is not None:
-        return f"{_ms(t, 'mindspore.vjp')}({fn}, {args})[1]({vector})"
+        return f"{_ms(ctx, 'mindspore.vjp')}({fn}, {args})[1]({vector})"
     pos = "0" if len(params) == 1 else f"({', '.join(str(i) for i in range(len(params)))})"
-    return f"{_ms(t, 'mindspore.grad')}({fn}, grad_position={pos})({args})"
+    return f"{_ms(ctx, 'mindspore.grad')}({fn}, grad_position={pos})({args})"
 
 
-def _flag(t, node, api_name: str, reason: str, comment: str):
-    t.finding(_FIND, node, api_name, reason, comment=comment)
+def _flag(ctx, node, api_name: str, reason: str, comment: str):
+    ctx.finding(_FIND, reason, node=node, api=api_name, comment=comment)
 
 
 # ----------------------------------------------------------------------------- backward
@@ -430,7 +518,7 @@ def _bind(args, sig) -> Optional[dict]:
     return out
 
 
-def _backward_target(t, stmt) -> Optional[tuple]:
+def _backward_target(ctx, stmt) -> Optional[tuple]:
     """(z name, original args, api label) for ``z.backward(...)`` / torch.autograd.backward."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)):
@@ -438,9 +526,9 @@ def _backward_target(t, stmt) -> Optional[tuple]:
     call = stmt.body[0].value
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name):
-        if t.resolve(func.value) is None:
+        if ctx.resolve(func.value) is None:
             return func.value.value, list(call.args), "Tensor.backward"
-    if t.resolve(func) == "torch.autograd.backward" and call.args and isinstance(call.args[0].value, cst.Name):
+    if ctx.resolve(func) == "torch.autograd.backward" and call.args and isinstance(call.args[0].value, cst.Name):
         args = list(call.args)
         first = args[0]
         if first.keyword is not None and first.keyword.value != "tensors":
@@ -451,79 +539,74 @@ def _backward_target(t, stmt) -> Optional[tuple]:
     return None
 
 
-def _port_backward(t, original, updated):
-    found = _backward_target(t, original)
+def _port_backward(ctx, original, updated):
+    found = _backward_target(ctx, original)
     if found is None:
         return None
     target, args, api_name = found
     bound = _bind(args, _BACKWARD_SIG)
-    plan = _plan(t, target)
+    plan = _plan(ctx, target)
     if not plan.params:
         return None  # no requires_grad tensor in sight: a training step (other rules)
     comment = f"{target}.backward() not ported"
     if bound is None or "inputs" in bound:
-        _flag(t, original, api_name, "inputs= / *args of backward are not ported; call mindspore.grad "
+        _flag(ctx, original, api_name, "inputs= / *args of backward are not ported; call mindspore.grad "
               "with grad_position for the inputs you need", comment)
         return updated
     if plan.problem:
-        _flag(t, original, api_name, plan.problem, comment)
+        _flag(ctx, original, api_name, plan.problem, comment)
         return updated
-    st = _state(t)
-    loops = any(isinstance(h, (cst.For, cst.While)) for h in t.holders[:-1])
-    before, after = t.siblings()
-    block = before + after
+    st = _state(ctx)
+    loops = any(isinstance(h, (cst.For, cst.While)) for h in ctx.enclosing_statements[:-1])
+    body, index = ctx.blocks[-1]
+    idx = _index(ctx, body)
     for p in plan.params:
         act = st.active.get(p)
         if act is not None and not act[1]:
-            _flag(t, original, api_name, f"{p}.grad already holds a gradient here and PyTorch adds this "
+            _flag(ctx, original, api_name, f"{p}.grad already holds a gradient here and PyTorch adds this "
                   f"backward's gradient to it; set {p}.grad = None before, or sum the gradients by hand",
                   f"{p}.grad accumulates; not ported")
             return updated
-        created_here = any(_leaf_name(t, s) == p for s in before)
-        if loops and not created_here and not any(_zeroes(s, p) for s in block):
-            _flag(t, original, api_name, f"inside this loop {p}.grad accumulates over iterations in "
+        created_here = any(j < index for j in idx.leaves.get(p, ()))
+        if loops and not created_here and not any(j != index for j in idx.zeroed.get(p, ())):
+            _flag(ctx, original, api_name, f"inside this loop {p}.grad accumulates over iterations in "
                   f"PyTorch; add {p}.grad = None (or {p}.grad.zero_()) in the loop body, or sum by hand",
                   f"{p}.grad accumulates over iterations; not ported")
             return updated
-    fn = _fresh_name(t, f"_{target}_fn")
-    def_text = _def_text(t, fn, plan, target)
+    fn = ctx.fresh_name(f"_{target}_fn")
+    def_text = _def_text(ctx, fn, plan, target)
     if def_text is None:
-        _flag(t, original, api_name, f"a statement computing {target} was rewritten by another rule; "
+        _flag(ctx, original, api_name, f"a statement computing {target} was rewritten by another rule; "
               "write the function for mindspore.grad by hand", comment)
         return updated
     vector = None
     if "gradient" in bound:
-        vector = _code(_updated_arg(t, bound["gradient"]).value)
+        vector = _code(_updated_arg(ctx, bound["gradient"]).value)
     for key in ("retain_graph", "create_graph"):
         if key in bound:
-            t.record("GRD003", original, None, api=api_name,
+            ctx.edit("GRD003", None, node=original, api=api_name,
                      detail=f"{key}={_code(bound[key].value)} dropped")
     grads = []
     for p in plan.params:
         act = st.active.get(p)
-        grads.append(act[0] if act else _fresh_name(t, f"_{p}_grad"))
+        grads.append(act[0] if act else ctx.fresh_name(f"_{p}_grad"))
         st.active[p] = [grads[-1], False]
     lhs = ", ".join(grads) if len(grads) > 1 else (f"({grads[0]},)" if vector else grads[0])
-    assign = cst.parse_statement(f"{lhs} = {_grad_call(t, fn, plan.params, vector)}\n")
+    # one parse for both generated statements (libcst's per-call cost dominates here)
+    func, assign = cst.parse_module(
+        f"{def_text}{lhs} = {_grad_call(ctx, fn, plan.params, vector)}\n").body
     assign = assign.with_changes(trailing_whitespace=updated.trailing_whitespace)
-    func = cst.parse_statement(def_text).with_changes(leading_lines=updated.leading_lines)
+    func = func.with_changes(leading_lines=updated.leading_lines)
     rule = "GRD004" if vector else "GRD001"
     how = "mindspore.vjp" if vector else "mindspore.grad"
-    t.record(rule, original, assign.body[0], api=api_name,
+    ctx.edit(rule, assign.body[0], node=original, api=api_name,
              detail=f"{target}.backward() -> {how} of {fn}({', '.join(plan.params)}) "
                     f"re-deriving {target} from {len(plan.body)} statement(s); -> {', '.join(grads)}")
     return cst.FlattenSentinel([func, assign])
 
 
-def _updated_arg(t, arg):
-    return arg.with_changes(value=t.updated.get(id(arg.value), arg.value))
-
-
-def _zeroes(stmt, name: str) -> bool:
-    """Does the statement reset ``name.grad`` (``= None`` / ``.zero_()``)?"""
-    text = _code(stmt)
-    return bool(re.search(rf"(?<![\w.]){re.escape(name)}\.grad(\.data)?\.zero_\(\)|"
-                          rf"(?<![\w.]){re.escape(name)}\.grad\s*=\s*None", text))
+def _updated_arg(ctx, arg):
+    return arg.with_changes(value=ctx.updated_of(arg.value))
 
 
 # ----------------------------------------------------------------------------- autograd.grad
@@ -541,7 +624,6 @@ def _single(node):
 
 
 def _autograd_grad(site):
-    t = site.t
     bound = _bind(site.original.args, _GRAD_SIG)
     comment = "torch.autograd.grad not ported"
     if bound is None or "outputs" not in bound or "inputs" not in bound:
@@ -563,12 +645,12 @@ def _autograd_grad(site):
     if len(set(params)) != len(params):
         site.finding(_FIND, "an input is listed twice", comment=comment)
         return None
-    plan = _plan(t, target, inputs=params)
+    plan = _plan(site, target, inputs=params)
     if plan.problem:
         site.finding(_FIND, plan.problem, comment=comment)
         return None
-    fn = _fresh_name(t, f"_{target}_fn")
-    def_text = _def_text(t, fn, plan, target)
+    fn = site.fresh_name(f"_{target}_fn")
+    def_text = _def_text(site, fn, plan, target)
     if def_text is None:
         site.finding(_FIND, f"a statement computing {target} was rewritten by another rule", comment=comment)
         return None
@@ -582,9 +664,9 @@ def _autograd_grad(site):
         vector = _code(v)
     for key in ("retain_graph", "create_graph", "only_inputs"):
         if key in bound:
-            t.record("GRD003", site.original, None, api=site.api,
+            site.edit("GRD003", None, node=site.original, api=site.api,
                      detail=f"{key}={_code(bound[key].value)} dropped")
-    call = _grad_call(t, fn, params, vector)
+    call = _grad_call(site, fn, params, vector)
     if vector is None and len(params) == 1:
         call = f"({call},)"
     new = site.parse(call)
@@ -594,7 +676,7 @@ def _autograd_grad(site):
         return cst.FlattenSentinel([func.with_changes(leading_lines=line.leading_lines),
                                     line.with_changes(leading_lines=[])])
 
-    if not site.on_line(insert):
+    if not site.replace_line(insert):
         site.finding(_FIND, "torch.autograd.grad is only ported in a simple statement", comment=comment)
         return None
     rule = "GRD004" if vector else "GRD002"
@@ -609,8 +691,8 @@ api("torch.autograd.grad", rule="GRD002", handler=_autograd_grad, returns=None)
 
 def _autograd_backward(site):
     """The statement hook ports the line; here only the call itself is accepted."""
-    found = _backward_target(site.t, site.t.holders[-1]) if site.is_statement else None
-    if found is None or not _plan(site.t, found[0]).params:
+    found = _backward_target(site, site.statement) if site.is_statement else None
+    if found is None or not _plan(site, found[0]).params:
         site.finding(_FIND, "torch.autograd.backward is ported only as a statement on a tensor "
                      "computed from requires_grad tensors in the same block",
                      comment="torch.autograd.backward not ported")
@@ -656,49 +738,56 @@ class _GradReads(cst.CSTTransformer):
         return updated
 
 
-def _zero_stmt(t, original, updated):
+def _zero_stmt(ctx, original, updated):
     """``x.grad.zero_()`` (x's gradient ported) -> ``_x_grad = ops.zeros_like(_x_grad)``."""
-    st = _state(t)
+    st = _state(ctx)
+    if not (st.active and isinstance(original, cst.SimpleStatementLine) and len(original.body) == 1
+            and isinstance(original.body[0], cst.Expr)):
+        return None
+    text = _code(original.body[0]).strip()
+    if not text.endswith(".zero_()"):
+        return None
+    zeroed = {a or b for a, b in _ZEROED.findall(text)}
     for name, act in st.active.items():
-        if (isinstance(original, cst.SimpleStatementLine) and len(original.body) == 1
-                and isinstance(original.body[0], cst.Expr) and _zeroes(original, name)
-                and _code(original.body[0]).strip().endswith(".zero_()")):
-            new = cst.parse_statement(f"{act[0]} = {_ms(t, 'mindspore.ops.zeros_like')}({act[0]})\n")
+        if name in zeroed:
+            new = cst.parse_statement(f"{act[0]} = {_ms(ctx, 'mindspore.ops.zeros_like')}({act[0]})\n")
             new = new.with_changes(leading_lines=updated.leading_lines,
                                    trailing_whitespace=updated.trailing_whitespace)
             act[1] = True
-            t.record("GRD005", original, new.body[0], api="Tensor.grad.zero_",
+            ctx.edit("GRD005", new.body[0], node=original, api="Tensor.grad.zero_",
                      detail=f"{name}.grad.zero_() -> {act[0]} = ops.zeros_like({act[0]})")
             return new
     return None
 
 
-def _statement_hook(t, original, updated):
-    st = _state(t)
+def _statement_hook(ctx, original, updated):
+    st = _state(ctx)
     if not st.active and not isinstance(original, cst.SimpleStatementLine):
         st.ported[id(original)] = [updated]
         return updated
     if isinstance(original, cst.SimpleStatementLine):
-        new = _port_backward(t, original, updated)
+        new = _port_backward(ctx, original, updated)
         if new is None:
-            new = _zero_stmt(t, original, updated)
+            new = _zero_stmt(ctx, original, updated)
         if new is not None:
             st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
             return new
-    if st.active:
-        params = {p for f in t.functions for p in _param_names(f)}
-        visible = {k: v for k, v in st.active.items() if k not in params}
+    if st.active and ".grad" in _stmt_code(ctx, original):
+        params = {p for f in ctx.functions for p in _param_names(f)}
+        mentioned = set(_GRAD_OF.findall(_stmt_code(ctx, original)))
+        visible = {k: st.active[k] for k in mentioned if k in st.active and k not in params}
         reads = _GradReads(visible)
         new = updated.visit(reads)
         if reads.changed:
             for name in dict.fromkeys(reads.changed):
-                if _zeroes(original, name):
+                if _zeroes(ctx, original, name):
                     st.active[name][1] = True
-            t.record("GRD005", original, None, api="Tensor.grad",
+            ctx.edit("GRD005", None, node=original, api="Tensor.grad",
                      detail="; ".join(f"{n}.grad -> {st.active[n][0]}" for n in dict.fromkeys(reads.changed)))
             updated = new
+    if st.active:
         # a new requires_grad tensor under the same name: its .grad starts empty
-        st.active.pop(_leaf_name(t, original), None)
+        st.active.pop(_leaf_name(ctx, original), None)
     st.ported[id(original)] = [updated]
     return updated
 
@@ -707,8 +796,7 @@ def _param_names(f) -> set:
     return {p.name.value for p in f.params.params}
 
 
-for _kind in _STATEMENTS:
-    STATEMENT_HOOKS.setdefault(_kind, []).append(_statement_hook)
+statement_hook("GRD001", *STATEMENT_TYPES)(_statement_hook)
 
 
 # ----------------------------------------------------------------------------- leaves
@@ -718,23 +806,20 @@ def differentiated_leaf(site) -> bool:
     """Is the call creating a ``requires_grad=True`` tensor whose gradient a later
     backward in the cell asks for? (Then ``requires_grad`` is dropped, not flagged: the
     autograd rules port the differentiation.)"""
-    t = site.t
-    holder = t.holders[-1] if t.holders else None
-    name = _leaf_name(t, holder) if holder is not None else None
+    holder = site.statement
+    name = _leaf_name(site, holder) if holder is not None else None
     if name is None:
         return False
-    before, after = t.siblings()
-    if not after:
+    block, i = site.blocks[-1]
+    if i >= len(block) - 1:
         return False
     # per block: for each statement, whether a backward call follows it and the last
     # statement mentioning each identifier (the same matches the text search made)
-    block = t.blocks[-1][0]
-    memo = _memo(t, "later")
+    memo = _memo(site, "later")
     facts = memo.get(id(block))
     if facts is None:
-        facts = memo[id(block)] = _later_facts(t, block)
+        facts = memo[id(block)] = _later_facts(site, block)
     backward_after, last_mention = facts
-    i = len(before)
     return backward_after[i] and last_mention.get(name, -1) > i
 
 
@@ -742,12 +827,12 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.(grad|backward)\(")
 _IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 
 
-def _later_facts(t, block) -> tuple[list, dict]:
+def _later_facts(ctx, block) -> tuple[list, dict]:
     n = len(block)
     backward_after = [False] * (n + 1)
     last_mention: dict = {}
     for i in range(n - 1, -1, -1):
-        code = _stmt_code(t, block[i])
+        code = _stmt_code(ctx, block[i])
         backward_after[i] = backward_after[i + 1] or bool(_BACKWARD.search(code))
         for ident in set(_IDENT.findall(code)):
             last_mention.setdefault(ident, i)

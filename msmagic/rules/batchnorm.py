@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import parse_expression
+from msmagic.engine.build import parse_expression
 
 from msmagic.engine.spec import api, member
 from msmagic.rules.cells import train_mode

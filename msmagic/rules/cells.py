@@ -4,10 +4,9 @@ mode, MindSpore Cells in inference mode)."""
 
 import libcst as cst
 
-from msmagic.engine.core import parse_expression
+from msmagic.engine.build import parse_expression
 
-from msmagic.engine import core
-from msmagic.engine.spec import api, method
+from msmagic.engine.spec import api, class_hook, function_hook, method
 from msmagic.rules.registry import register
 
 GROUP = "Modules and Cells"
@@ -303,7 +302,7 @@ def train_mode(site, new):
     """Chain ``.set_train()`` on ``new``, a mode-dependent layer (Dropout, BatchNorm,
     container) being built, unless it is built in a Module subclass's ``__init__``, which
     MOD001 ends with ``self.set_train()``. For layer rules of other groups too."""
-    functions = site.t.functions
+    functions = site.functions
     if site.in_module_class and len(functions) == 1 and functions[0].name.value == "__init__":
         return new
     if site.inside_call_to(_CONTAINERS):
@@ -387,38 +386,40 @@ method("forward", "CEL002", receiver="module", target="construct", unambiguous=_
        returns="tensor")
 
 
-def _module_hook(t, original, updated):
+@function_hook("CEL002")
+def _module_hook(ctx, original, updated):
     name = original.name.value
     if name == "forward":
         new = updated.with_changes(name=cst.Name("construct"))
-        t.record("CEL002", original.name, new.name, api="torch.nn.Module.forward",
+        ctx.edit("CEL002", new.name, node=original.name, api="torch.nn.Module.forward",
                  detail="def forward -> def construct")
         return new
     if name == "__init__":
-        return _append_set_train(t, original, updated)
+        return _append_set_train(ctx, original, updated)
     return updated
 
 
-def _append_set_train(t, original, updated):
+def _append_set_train(ctx, original, updated):
     params = list(original.params.params)
     if not params or not isinstance(updated.body, cst.IndentedBlock):
         return updated
     owner = params[0].name.value
     stmt = cst.SimpleStatementLine(body=[cst.Expr(parse_expression(f"{owner}.{_CHAIN}()"))])
     new = updated.with_changes(body=updated.body.with_changes(body=[*updated.body.body, stmt]))
-    t.record("MOD001", original.name, stmt, api="torch.nn.Module.__init__",
+    ctx.edit("MOD001", stmt, node=original.name, api="torch.nn.Module.__init__",
              detail=f"{owner}.{_CHAIN}() appended: PyTorch modules start in training mode")
-    if t.function_method_calls & {"train", "eval"}:
-        t.finding(
-            "MOD001", original.name, "torch.nn.Module.__init__",
-            f"__init__ switches a mode itself (train()/eval()); the appended {owner}.{_CHAIN}() "
+    if ctx.methods_called & {"train", "eval"}:
+        ctx.finding(
+            "MOD001", f"__init__ switches a mode itself (train()/eval()); the appended {owner}.{_CHAIN}() "
             "runs last and puts every child in training mode; move it above that call",
+            node=original.name, api="torch.nn.Module.__init__",
             comment=f"appended {owner}.{_CHAIN}() overrides the mode set in __init__",
         )
     return new
 
 
-def _init_if_missing(t, original, updated):
+@class_hook("MOD001")
+def _init_if_missing(ctx, original, updated):
     """A direct ``nn.Module`` subclass without ``__init__`` gets one that sets the mode
     (a subclass of a ported class inherits the set_train() of its base's ``__init__``)."""
     body = updated.body
@@ -426,25 +427,20 @@ def _init_if_missing(t, original, updated):
         return updated
     if any(isinstance(s, cst.FunctionDef) and s.name.value == "__init__" for s in body.body):
         return updated
-    if not any(t.resolve(b.value) == "torch.nn.Module" for b in original.bases):
+    if not any(ctx.resolve(b.value) == "torch.nn.Module" for b in original.bases):
         return updated
-    init = cst.parse_statement(
-        f"def __init__(self):\n    super().__init__()\n    self.{_CHAIN}()\n",
-        config=t.e.module.config_for_parsing,
-    )
+    init = ctx.parse_statement(f"def __init__(self):\n    super().__init__()\n    self.{_CHAIN}()\n")
     stmts = list(body.body)
     at = next((i for i, s in enumerate(stmts) if isinstance(s, cst.FunctionDef)), len(stmts))
     if at < len(stmts):  # the new method takes the spacing above the first method
         init = init.with_changes(leading_lines=stmts[at].leading_lines)
         stmts[at] = stmts[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
     stmts.insert(at, init)
-    t.record("MOD001", original.name, init, api="torch.nn.Module.__init__",
+    ctx.edit("MOD001", init, node=original.name, api="torch.nn.Module.__init__",
              detail=f"__init__ calling self.{_CHAIN}() added: PyTorch modules start in training mode")
     return updated.with_changes(body=body.with_changes(body=stmts))
 
 
-core.FUNCTION_HOOKS.append(_module_hook)
-core.CLASS_HOOKS.append(_init_if_missing)
 
 
 # ------------------------------------------------------------------ module methods

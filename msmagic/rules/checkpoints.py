@@ -188,9 +188,9 @@ def _saved_object(site, original):
     dict literal of tensors; (None, None) otherwise."""
     if (isinstance(original, cst.Call) and isinstance(original.func, cst.Attribute)
             and original.func.attr.value == "state_dict" and not original.args):
-        kind = site.kind_of(original.func.value) or ""
-        if kind.startswith("module") or kind == "optimizer":
-            site.discard(original)  # parameters_dict() (CEL006/CKP003) is replaced
+        kind = site.kind_of(original.func.value)
+        if kind is not None and kind.base in ("module", "optimizer"):
+            site.forget(original)  # parameters_dict() (CEL006/CKP003) is replaced
             return site.updated_of(original.func.value), "CKP003" if kind == "optimizer" else "CKP001"
     if isinstance(original, cst.Dict) and original.elements and all(
             isinstance(e, cst.DictElement) and isinstance(site.literal(e.key, None), str)

@@ -10,8 +10,9 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.core import STATEMENT_HOOKS, _code, parse_expression
-from msmagic.engine.spec import api, member, method
+from msmagic.engine.build import code as _code
+from msmagic.engine.build import parse_expression
+from msmagic.engine.spec import api, member, method, statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "Autograd"
@@ -123,7 +124,7 @@ def _lines(stmts) -> str:
     return textwrap.dedent(cst.Module(body=list(stmts)).code).strip("\n")
 
 
-def _convert(t, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
+def _convert(ctx, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
     body = list(cls.body.body)
     fwd, bwd = _method(body, "forward"), _method(body, "backward")
     if fwd is None or bwd is None:
@@ -134,9 +135,9 @@ def _convert(t, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
     fparams, bparams = _plain_params(fwd), _plain_params(bwd)
     if fparams is None or bparams is None or len(bparams) < 2:
         return None, "forward/backward need plain positional parameters (no defaults, *args)"
-    ctx, inputs = fparams[0], fparams[1:]
+    fctx, inputs = fparams[0], fparams[1:]
     bctx, grads = bparams[0], bparams[1:]
-    for f, c in ((fwd, ctx), (bwd, bctx)):
+    for f, c in ((fwd, fctx), (bwd, bctx)):
         text = _code(f.body)
         used = re.findall(rf"(?<![\w.]){c}\.(\w+)", text)
         bad = [u for u in used if u in _UNSUPPORTED or u not in ("save_for_backward", "saved_tensors")]
@@ -146,7 +147,7 @@ def _convert(t, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
         return None, "one-line method bodies are not ported"
     saved, fwd_body = [], []
     for stmt in fwd.body.body:
-        names = _save_args(stmt, ctx)
+        names = _save_args(stmt, fctx)
         if names is None:
             fwd_body.append(stmt)
         elif not all(re.fullmatch(r"\w+", n) for n in names):
@@ -177,7 +178,7 @@ def _convert(t, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
         bprop = cst.parse_statement(bprop_src)
     except cst.ParserSyntaxError:
         return None, "the backward body could not be rebuilt"
-    bprop, problem = _fix_returns(t, bprop, inputs)
+    bprop, problem = _fix_returns(ctx, bprop, inputs)
     if problem:
         return None, problem
     construct = fwd.with_changes(
@@ -192,9 +193,9 @@ def _convert(t, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
 
 
 class _Returns(cst.CSTTransformer):
-    def __init__(self, t, inputs):
+    def __init__(self, ctx, inputs):
         super().__init__()
-        self.t, self.inputs, self.problem = t, inputs, ""
+        self.ctx, self.inputs, self.problem = ctx, inputs, ""
 
     def visit_FunctionDef(self, node):
         return node.name.value == "bprop"  # nested functions keep their own returns
@@ -206,49 +207,47 @@ class _Returns(cst.CSTTransformer):
             self.problem = (f"backward returns {len(items)} gradient(s) for {len(self.inputs)} "
                             "forward input(s)")
             return updated
-        zeros = _code(self.t.e.ref("mindspore.ops.zeros_like"))
+        zeros = _code(self.ctx.ref("mindspore.ops.zeros_like"))
         out = [parse_expression(f"{zeros}({x})") if isinstance(v, cst.Name) and v.value == "None"
                else v for v, x in zip(items, self.inputs)]
         text = ", ".join(_code(v) for v in out) + ("," if len(out) == 1 else "")
         return updated.with_changes(value=parse_expression(f"({text})"))
 
 
-def _fix_returns(t, bprop, inputs):
-    fixer = _Returns(t, inputs)
+def _fix_returns(ctx, bprop, inputs):
+    fixer = _Returns(ctx, inputs)
     new = bprop.visit(fixer)
     return new, fixer.problem
 
 
-def _functions(t) -> set:
-    st = getattr(t, "_fnc_classes", None)
-    if st is None:
-        st = t._fnc_classes = set()
-    return st
+def _functions(ctx) -> set:
+    """Names of the custom Functions this cell ported."""
+    return ctx.scratch("custom_function").setdefault("classes", set())
 
 
-def _class_hook(t, original, updated):
-    if not any(t.resolve(b.value) == "torch.autograd.Function" for b in original.bases):
+@statement_hook("FNC001", cst.ClassDef)
+def _class_hook(ctx, original, updated):
+    if not any(ctx.resolve(b.value) == "torch.autograd.Function" for b in original.bases):
         return updated
-    new, problem = _convert(t, updated)
+    new, problem = _convert(ctx, updated)
     if new is None:
-        t.finding("FNC002", original, "torch.autograd.Function", problem,
-                  comment=f"custom Function not ported: {problem}")
+        ctx.finding("FNC002", problem,
+                  node=original, api="torch.autograd.Function", comment=f"custom Function not ported: {problem}")
         # the class stays a PyTorch Function: undo the base's rewrite
-        bases = {id(b.value) for b in original.bases}
-        t.e.records[:] = [r for r in t.e.records if r.finding or id(r.node) not in bases]
+        ctx.forget(*(b.value for b in original.bases))
         return updated.with_changes(bases=[
-            nb.with_changes(value=t.e.torch_ref("torch.autograd.Function"))
-            if t.resolve(ob.value) == "torch.autograd.Function" else nb
+            nb.with_changes(value=ctx.torch_ref("torch.autograd.Function"))
+            if ctx.resolve(ob.value) == "torch.autograd.Function" else nb
             for ob, nb in zip(original.bases, updated.bases)])
-    _functions(t).add(original.name.value)
-    t.record("FNC001", original, new, api="torch.autograd.Function",
+    _functions(ctx).add(original.name.value)
+    ctx.edit("FNC001", new, node=original, api="torch.autograd.Function",
              detail=f"{original.name.value}: forward -> construct, backward -> bprop")
     return new
 
 
 def _known(site) -> bool:
     recv = site.receiver_original
-    return isinstance(recv, cst.Name) and recv.value in getattr(site.t, "_fnc_classes", ())
+    return isinstance(recv, cst.Name) and recv.value in _functions(site)
 
 
 def _apply_call(site):
@@ -271,4 +270,3 @@ def _apply_ref(site):
 
 method("apply", "FNC001", receiver="any", unambiguous=_known, handler=_apply_call)
 member("apply", "FNC001", receiver="any", unambiguous=True, handler=_apply_ref)
-STATEMENT_HOOKS.setdefault(cst.ClassDef, []).append(_class_hook)

@@ -206,7 +206,7 @@ def _device(site):
         site.edit("DEV001", guard, detail=f"added guarded {call}")
         return cst.FlattenSentinel([line, guard])
 
-    site.on_line(set_device)
+    site.replace_line(set_device)
     return expr
 
 
@@ -292,7 +292,7 @@ def _asnumpy(site):
     ):
         chain.append(node)
         node = node.func.value
-    site.discard(*chain)
+    site.forget(*chain)
     new = cst.Call(func=cst.Attribute(value=site.updated_of(node), attr=cst.Name("asnumpy")))
     steps = "".join(f".{c.func.attr.value}()" for c in reversed(chain))
     site.edit("DEV005", new, detail=f"{steps}.numpy() -> .asnumpy()")

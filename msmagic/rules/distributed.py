@@ -145,7 +145,7 @@ def _guarded(site, call: cst.Call, lines: list, what: str):
     def replace(line):
         return cst.parse_statement(text).with_changes(leading_lines=line.leading_lines)
 
-    site.on_line(replace)
+    site.replace_line(replace)
     return call
 
 

@@ -253,7 +253,7 @@ for _fam, (_mod, _sig, _rename, _rule, _dtype, _) in _FAMILIES.items():
 # --- properties -> methods (DST003)
 
 def _called(site) -> bool:
-    return bool(site.t.calls) and site.t.calls[-1].func is site.original
+    return bool(site.enclosing_calls) and site.enclosing_calls[-1].func is site.original
 
 
 def _prop(target: str, name: str):
@@ -320,9 +320,7 @@ method("rsample", "DST004", receiver=DIST, sig=("sample_shape",), ms_sig=("shape
 # --- kl_divergence (DST005)
 
 def _family(kind):
-    if kind and kind.startswith(DIST + ":"):
-        return kind.split(":", 1)[1]
-    return None
+    return kind.detail if kind is not None and kind.base == DIST else None
 
 
 def _kl(site):

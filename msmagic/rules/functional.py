@@ -699,7 +699,7 @@ def _values_of(index: int):
 
 
 def _is_max_min_with_dim(site, call) -> bool:
-    qual = site.t.resolve(call.func)
+    qual = site.resolve(call.func)
     if qual in ("torch.max", "torch.min"):
         return len(call.args) >= 2 and not _is_tensor_arg_original(site, call)
     func = call.func

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import _fix_commas, parse_expression
+from msmagic.engine.build import join_args, parse_expression
 from msmagic.engine.spec import api, member
 from msmagic.rules._util import is_pure
 from msmagic.rules.registry import register
@@ -255,7 +255,7 @@ def _set_kw(call: cst.Call, name: str, value, at=None) -> cst.Call:
             args[i] = args[i].with_changes(value=value)
     elif value is not None:
         args.insert(len(args) if at is None else at, _kw(name, value))
-    return call.with_changes(args=_fix_commas(args, call.args))
+    return call.with_changes(args=join_args(args, call.args))
 
 
 def _text(value) -> cst.BaseExpression:

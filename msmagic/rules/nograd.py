@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import STATEMENT_HOOKS
-from msmagic.engine.spec import api
+from msmagic.engine.spec import statement_hook, api
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -107,7 +106,7 @@ register(
 
 
 def _grad_mode(site):
-    holder = site.t.holders[-1] if site.t.holders else None
+    holder = site.statement
     call = site.original
     if isinstance(holder, cst.With) and any(item.item is call for item in holder.items):
         site.edit("NGR001", None, detail=f"with {site.api}(...): unwrapped")
@@ -134,14 +133,15 @@ for _qual in GRAD_MODES:
 # ----------------------------------------------------------------------------- statements
 
 
-def _is_grad_mode(t, node) -> bool:
-    return isinstance(node, cst.Call) and t.resolve(node.func) in GRAD_MODES
+def _is_grad_mode(ctx, node) -> bool:
+    return isinstance(node, cst.Call) and ctx.resolve(node.func) in GRAD_MODES
 
 
-def _unwrap_with(t, original: cst.With, updated):
+@statement_hook("NGR001", cst.With)
+def _unwrap_with(ctx, original: cst.With, updated):
     if not isinstance(updated, cst.With) or original.asynchronous is not None:
         return updated
-    keep = [u for o, u in zip(original.items, updated.items) if not _is_grad_mode(t, o.item)]
+    keep = [u for o, u in zip(original.items, updated.items) if not _is_grad_mode(ctx, o.item)]
     if len(keep) == len(updated.items):
         return updated
     if keep:  # other context managers stay
@@ -159,10 +159,11 @@ def _unwrap_with(t, original: cst.With, updated):
     return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
 
 
-def _drop_decorators(t, original: cst.FunctionDef, updated):
+@statement_hook("NGR002", cst.FunctionDef)
+def _drop_decorators(ctx, original: cst.FunctionDef, updated):
     if not isinstance(updated, cst.FunctionDef):
         return updated
-    keep = [u for o, u in zip(original.decorators, updated.decorators) if not _is_grad_mode(t, o.decorator)]
+    keep = [u for o, u in zip(original.decorators, updated.decorators) if not _is_grad_mode(ctx, o.decorator)]
     if len(keep) == len(updated.decorators):
         return updated
     lead = list(updated.leading_lines)
@@ -173,22 +174,20 @@ def _drop_decorators(t, original: cst.FunctionDef, updated):
     return updated.with_changes(decorators=keep, leading_lines=lead)
 
 
-def _drop_switch(t, original: cst.SimpleStatementLine, updated):
+@statement_hook("NGR003", cst.SimpleStatementLine)
+def _drop_switch(ctx, original: cst.SimpleStatementLine, updated):
     if not (
         len(original.body) == 1
         and isinstance(original.body[0], cst.Expr)
-        and _is_grad_mode(t, original.body[0].value)
-        and t.resolve(original.body[0].value.func) == "torch.set_grad_enabled"
+        and _is_grad_mode(ctx, original.body[0].value)
+        and ctx.resolve(original.body[0].value.func) == "torch.set_grad_enabled"
     ):
         return updated
-    before, after = t.siblings()
+    before, after = ctx.siblings()
     if before or after:
-        if t.depth == 0:  # blank lines and comments above it stay
-            t.carry_lines(updated.leading_lines)
+        if ctx.depth == 0:  # blank lines and comments above it stay
+            ctx.carry_lines(updated.leading_lines)
         return cst.RemovalSentinel.REMOVE
     return updated.with_changes(body=[cst.Pass()])
 
 
-STATEMENT_HOOKS.setdefault(cst.With, []).append(_unwrap_with)
-STATEMENT_HOOKS.setdefault(cst.FunctionDef, []).append(_drop_decorators)
-STATEMENT_HOOKS.setdefault(cst.SimpleStatementLine, []).append(_drop_switch)

@@ -369,7 +369,7 @@ def _trainable(site, orig) -> cst.BaseExpression | None:
         and not call.args
     ):
         return None
-    site.discard(call)  # the Module-method port of .parameters() is replaced
+    site.forget(call)  # the Module-method port of .parameters() is replaced
     recv = site.code(site.updated_of(call.func.value)).strip()
     new = site.parse(f"{recv}.trainable_params()")
     site.edit("OPT002", new, detail=f"{site.code(orig).strip()} -> {recv}.trainable_params()")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import parse_expression
+from msmagic.engine.build import parse_expression
 from msmagic.engine.spec import api, member, method
 from msmagic.rules.cells import train_mode
 from msmagic.rules.layers import DEVICE_RULE
@@ -305,7 +305,7 @@ def _flatten_parameters(site):
             return line.with_changes(body=[cst.Pass()])
         return cst.RemovalSentinel.REMOVE
 
-    if not site.on_line(drop):
+    if not site.replace_line(drop):
         return None
     site.edit("RNN004", None, detail=".flatten_parameters() removed")
     return site.updated

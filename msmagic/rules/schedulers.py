@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.core import parse_statement
+from msmagic.engine.build import parse_statement
 from msmagic.engine.spec import api, member, method, module
 from msmagic.rules._util import is_pure
 from msmagic.rules.registry import register
@@ -398,7 +398,7 @@ def _construction(site, node):
     the statements before this one (innermost block first, then enclosing ones)."""
     if not isinstance(node, cst.Name):
         return None
-    for body, _, index in reversed(site.t.blocks):
+    for body, index in reversed(site.blocks):
         for stmt in reversed(body[:max(index, 0)]):
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
@@ -406,12 +406,12 @@ def _construction(site, node):
                 if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
                         and any(isinstance(t.target, cst.Name) and t.target.value == node.value
                                 for t in small.targets)):
-                    qual = site.t.resolve(small.value.func)
+                    qual = site.resolve(small.value.func)
                     if qual and qual.startswith(PREFIX):
                         return small.value
     earlier = site.earlier_definition(node.value)  # built in an earlier ported cell
     if earlier is not None:
-        qual = site.t.resolve(earlier.func)
+        qual = site.resolve(earlier.func)
         if qual and qual.startswith(PREFIX):
             return earlier
     return None
@@ -447,7 +447,7 @@ def _optimizer_construction(site, node):
     this statement (this cell or an earlier ported one), and its qualified name."""
     if not isinstance(node, cst.Name):
         return None, None
-    for body, _, index in reversed(site.t.blocks):
+    for body, index in reversed(site.blocks):
         for stmt in reversed(body[:max(index, 0)]):
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
@@ -455,11 +455,11 @@ def _optimizer_construction(site, node):
                 if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
                         and any(isinstance(t.target, cst.Name) and t.target.value == node.value
                                 for t in small.targets)):
-                    qual = site.t.resolve(small.value.func)
+                    qual = site.resolve(small.value.func)
                     return (small.value, qual) if qual and qual.startswith(OPTIM) else (None, None)
     earlier = site.earlier_definition(node.value)
     if earlier is not None:
-        qual = site.t.resolve(earlier.func)
+        qual = site.resolve(earlier.func)
         if qual and qual.startswith(OPTIM):
             return earlier, qual
     return None, None
@@ -563,7 +563,7 @@ def _scheduler(rule: str, formula: str, defaults: dict, *, extra=()):
         new = site.parse(f"map(lambda epoch, {', '.join(params)}: {text}, itertools.count())")
         assign = site.code(site.ref("mindspore.ops.assign"))
         first = parse_statement(f"{assign}({lr_param}, next({target}))\n")
-        site.on_line(lambda line: cst.FlattenSentinel([line, first]))
+        site.replace_line(lambda line: cst.FlattenSentinel([line, first]))
         short = site.api.rsplit(".", 1)[-1]
         site.edit(rule, new, detail=f"{short} -> per-epoch rates {text}; epoch-0 rate assigned")
         return new
@@ -729,7 +729,7 @@ def _lr_read(site):
     lr_param = _lr_param(site, recv)
     new = site.parse(f"float({lr_param})")
 
-    site.on_line(lambda line: line.visit(_Swap(marker, new)))
+    site.replace_line(lambda line: line.visit(_Swap(marker, new)))
     site.edit("SCH005", new, detail=f'{recv}.param_groups[0]["lr"] -> float({lr_param})')
     return marker
 

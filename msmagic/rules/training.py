@@ -16,8 +16,8 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.core import STATEMENT_HOOKS, _code
-from msmagic.engine.spec import api
+from msmagic.engine.build import code as _code
+from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -235,8 +235,8 @@ class _Plan:
     index: dict = field(default_factory=dict)  # statement index -> role
 
 
-def _is_optimizer(t, recv, zero_recvs) -> bool:
-    kind = t.kind_of(recv)
+def _is_optimizer(ctx, recv, zero_recvs) -> bool:
+    kind = ctx.kind_of(recv)
     if kind == "optimizer":
         return True
     if kind is not None:
@@ -245,15 +245,15 @@ def _is_optimizer(t, recv, zero_recvs) -> bool:
     return text in zero_recvs or (isinstance(recv, cst.Name) and "opt" in recv.value.lower())
 
 
-def _analyse(t, stmts) -> _Plan:
-    cache = t.__dict__.setdefault("_trn_plans", {})
+def _analyse(ctx, stmts) -> _Plan:
+    cache = ctx.scratch("training").setdefault("plans", {})
     key = id(stmts[0]) if stmts else 0
     if key not in cache:
-        cache[key] = _plan(t, stmts)
+        cache[key] = _plan(ctx, stmts)
     return cache[key]
 
 
-def _plan(t, stmts) -> _Plan:
+def _plan(ctx, stmts) -> _Plan:
     p = _Plan()
     calls = [_call_of(s) for s in stmts]
     zero_recvs = {_code(c.func.value).strip() for c in calls if _method_name(c) == "zero_grad"}
@@ -266,10 +266,10 @@ def _plan(t, stmts) -> _Plan:
         elif name == "zero_grad":
             p.zero.append(c)
             p.index[i] = "zero"
-        elif name == "step" and _is_optimizer(t, c.func.value, zero_recvs):
+        elif name == "step" and _is_optimizer(ctx, c.func.value, zero_recvs):
             steps.append((i, c))
             p.index[i] = "step"
-        elif c is not None and t.resolve(c.func) in CLIPS:
+        elif c is not None and ctx.resolve(c.func) in CLIPS:
             p.clips.append((i, c))
             p.index[i] = "clip"
     if not p.backs:
@@ -348,15 +348,6 @@ def _literal(node):
 _LOOPS = (cst.For, cst.While)
 
 
-def _fresh(t, base: str) -> str:
-    used = t.__dict__.setdefault("_trn_names", set())
-    name, n = base, 1
-    while name in used or re.search(rf"\b{re.escape(name)}\b", t.e.text):
-        name, n = f"{base}_{n}", n + 1
-    used.add(name)
-    return name
-
-
 def _varying(owner) -> set:
     """Names that may change per iteration / call: bound anywhere in the loop (target
     and body) or the function (parameters and body)."""
@@ -367,31 +358,31 @@ def _stmt(text: str):
     return cst.parse_statement(text)
 
 
-def _training_step(t, original, updated):
-    if not t.torch_in_scope or not isinstance(updated, type(original)):
+def _training_step(ctx, original, updated):
+    if not ctx.torch_in_scope or not isinstance(updated, type(original)):
         return updated
-    hoisted = t.__dict__.setdefault("_trn_hoist", {}).pop(id(original), None)
-    if isinstance(original, cst.FunctionDef) and t.classes:
+    hoisted = _hoisted(ctx).pop(id(original), None)
+    if isinstance(original, cst.FunctionDef) and ctx.classes:
         return updated
     body = original.body
     if not isinstance(body, cst.IndentedBlock):
-        return _emit(t, original, updated, hoisted)
+        return _emit(ctx, original, updated, hoisted)
     stmts = list(body.body)
-    p = _analyse(t, stmts)
+    p = _analyse(ctx, stmts)
     if not p.backs or p.problem:
         if p.problem:
             node, reason, comment = p.problem
-            t.finding("TRN004", node, ".backward()", reason, comment=comment)
-        return _emit(t, original, updated, hoisted)
+            ctx.finding("TRN004", reason, node=node, api=".backward()", comment=comment)
+        return _emit(ctx, original, updated, hoisted)
     new_body = list(updated.body.body)
     if len(new_body) != len(stmts):
-        t.finding("TRN004", p.backs[0], ".backward()",
-                  "a statement of this block was split while porting; the training step was not rewritten",
+        ctx.finding("TRN004", "a statement of this block was split while porting; the training step was not rewritten",
+                  node=p.backs[0], api=".backward()",
                   comment="training step not rewritten; see rule TRN004")
-        return _emit(t, original, updated, hoisted)
+        return _emit(ctx, original, updated, hoisted)
     # owners the definitions are hoisted before: this statement, and enclosing loops
     owners = [original]
-    for h in reversed(t.holders[:-1]):
+    for h in reversed(ctx.enclosing_statements[:-1]):
         if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
             owners.append(h)
         else:
@@ -412,7 +403,7 @@ def _training_step(t, original, updated):
     loss_names = [x.value for x in losses if isinstance(x, cst.Name)]
     aux = [n for i in p.forward for n in _names(stmts[i], ast.Store) if n not in loss_names]
     aux = list(dict.fromkeys(aux))
-    up = [_code(t.updated.get(id(x), x)).strip() for x in losses]
+    up = [_code(ctx.updated_of(x)).strip() for x in losses]
     if len(losses) == 1:
         first = [up[0]]
         targets = [loss_names[0] if loss_names else "_"]
@@ -422,11 +413,11 @@ def _training_step(t, original, updated):
         targets = ["_"] + loss_names
     outs = first + aux
     targets += aux
-    fwd_name, grad_name = _fresh(t, "forward_fn"), _fresh(t, "grad_fn")
-    grads = _fresh(t, "grads")
+    fwd_name, grad_name = ctx.fresh_name("forward_fn"), ctx.fresh_name("grad_fn")
+    grads = ctx.fresh_name("grads")
     step_i = next(i for i, r in p.index.items() if r == "step")
     opt = _code(new_body[step_i].body[0].value.func.value).strip()
-    vag = _code(t.e.ref("mindspore.value_and_grad")).strip()
+    vag = _code(ctx.ref("mindspore.value_and_grad")).strip()
     has_aux = len(outs) > 1
     fwd_body = [new_body[i] for i in p.forward]
     ret = _stmt(f"return {', '.join(outs)}\n")
@@ -438,7 +429,7 @@ def _training_step(t, original, updated):
     call = _stmt(f"{unpack}, {grads} = {grad_name}({', '.join(params)})\n")
     # the loop body
     out = []
-    _forget(t, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
+    _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
     first_fwd = p.forward[0] if p.forward else min(i for i, r in p.index.items() if r == "backward")
     for i, (o, u) in enumerate(zip(stmts, new_body)):
         role = p.index.get(i)
@@ -450,7 +441,7 @@ def _training_step(t, original, updated):
         if role in ("zero", "backward"):
             continue
         if role == "clip":
-            out.append(_clip(t, o, u, grads).with_changes(leading_lines=u.leading_lines))
+            out.append(_clip(ctx, o, u, grads).with_changes(leading_lines=u.leading_lines))
             continue
         if role == "step":
             new_step = _stmt(f"{opt}({grads})\n").with_changes(leading_lines=u.leading_lines,
@@ -460,22 +451,22 @@ def _training_step(t, original, updated):
         out.append(u)
     detail = (f"{fwd_name}({', '.join(params)}) returns {', '.join(outs)}; "
               f"{grad_name} = value_and_grad(...) before the loop; {opt}(grads) steps")
-    t.record("TRN001", p.backs[0], call, api="loss.backward()", detail=detail)
+    ctx.edit("TRN001", call, node=p.backs[0], api="loss.backward()", detail=detail)
     if len(p.backs) > 1:
-        t.record("TRN003", p.backs[1], call, api="loss.backward()",
+        ctx.edit("TRN003", call, node=p.backs[1], api="loss.backward()",
                  detail=f"{len(p.backs)} backward() calls -> gradient of {first[0]}")
     for c in p.backs:
         if c.args:
-            t.record("TRN003", c, call, api="loss.backward()", detail="retain_graph= dropped")
+            ctx.edit("TRN003", call, node=c, api="loss.backward()", detail="retain_graph= dropped")
     new = updated.with_changes(body=updated.body.with_changes(body=out))
     defs = [fn.with_changes(leading_lines=()), gfn] + (hoisted or [])
     if len(owners) > 1:  # defined before the outermost loop: stash them with it
-        t._trn_hoist.setdefault(id(owners[-1]), [])[:0] = defs
+        _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
-    return _emit(t, original, new, defs)
+    return _emit(ctx, original, new, defs)
 
 
-def _emit(t, original, updated, defs):
+def _emit(ctx, original, updated, defs):
     if not defs:
         return updated
     lead = updated.leading_lines
@@ -483,38 +474,42 @@ def _emit(t, original, updated, defs):
     return cst.FlattenSentinel([*defs, updated.with_changes(leading_lines=())])
 
 
-def _clip(t, o, u, grads):
+def _clip(ctx, o, u, grads):
     call = _call_of(o)
-    qual = t.resolve(call.func)
+    qual = ctx.resolve(call.func)
     args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(u.body[0].value.args)}
     limit = args.get(1) or args.get("max_norm") or args.get("clip_value")
-    text = _code(t.updated.get(id(limit.value), limit.value)).strip()
+    text = _code(ctx.updated_of(limit.value)).strip()
     if qual.endswith("norm_"):
-        target = _code(t.e.ref("mindspore.ops.clip_by_global_norm")).strip()
+        target = _code(ctx.ref("mindspore.ops.clip_by_global_norm")).strip()
         new = _stmt(f"{grads} = {target}({grads}, {text})\n")
     else:
-        target = _code(t.e.ref("mindspore.ops.clip_by_value")).strip()
+        target = _code(ctx.ref("mindspore.ops.clip_by_value")).strip()
         new = _stmt(f"{grads} = {target}({grads}, -({text}), {text})\n")
-    t.record("TRN002", call, new, api=qual, detail=f"{qual.rsplit('.', 1)[1]} -> {target} on {grads}")
+    ctx.edit("TRN002", new, node=call, api=qual, detail=f"{qual.rsplit('.', 1)[1]} -> {target} on {grads}")
     return new
 
 
-def _forget(t, originals) -> None:
+def _forget(ctx, originals) -> None:
     """Drop edits and findings logged for nodes inside statements the rewrite replaced."""
-    ids = set()
+    nodes = []
 
-    class _Ids(cst.CSTVisitor):
+    class _Nodes(cst.CSTVisitor):
         def on_visit(self, node):
-            ids.add(id(node))
+            nodes.append(node)
             return True
 
     for o in originals:
-        o.visit(_Ids())
-    t.e.records[:] = [r for r in t.e.records if id(r.node) not in ids]
+        o.visit(_Nodes())
+    ctx.forget(*nodes, findings_too=True)
 
 
-for _kind in (cst.For, cst.While, cst.FunctionDef):
-    STATEMENT_HOOKS.setdefault(_kind, []).append(_training_step)
+def _hoisted(ctx) -> dict:
+    """id(original loop or function) -> helper definitions to put above it."""
+    return ctx.scratch("training").setdefault("hoist", {})
+
+
+statement_hook("TRN001", cst.For, cst.While, cst.FunctionDef)(_training_step)
 
 
 # ----------------------------------------------------------------------------- clipping calls
@@ -523,10 +518,10 @@ for _kind in (cst.For, cst.While, cst.FunctionDef):
 def _clip_call(site):
     """Clipping is rewritten by the training-step hook when it sits in a recognised step;
     anywhere else it is flagged."""
-    holder = site.t.holders[-1] if site.t.holders else None
+    holder = site.statement
     before, after = site.siblings()
-    if site.is_statement and site.t.blocks and site.t.depth > 0:
-        p = _analyse(site.t, [*before, holder, *after])
+    if site.is_statement and site.blocks and site.depth > 0:
+        p = _analyse(site, [*before, holder, *after])
         if p.backs and not p.problem and any(c is site.original for _, c in p.clips):
             args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(site.original.args)}
             norm = args.get(2) or args.get("norm_type")
@@ -549,26 +544,25 @@ for _qual in CLIPS:
 # ----------------------------------------------------------------------------- stray steps
 
 
-def _stray(t, original, updated):
+@statement_hook("TRN004", cst.SimpleStatementLine)
+def _stray(ctx, original, updated):
     """``optimizer.step()`` / ``zero_grad()`` / ``backward()`` in a block that is no
     training step the loop hook rewrites (top level of a cell, inside an ``if``)."""
     c = _call_of(original)
     name = _method_name(c)
-    if name not in ("step", "zero_grad") or not t.torch_in_scope:
+    if name not in ("step", "zero_grad") or not ctx.torch_in_scope:
         return updated
-    before, after = t.siblings()
+    before, after = ctx.siblings()
     stmts = [*before, original, *after]
-    p = _analyse(t, stmts)
-    if name == "step" and not _is_optimizer(t, c.func.value, set()) and not p.backs:
+    p = _analyse(ctx, stmts)
+    if name == "step" and not _is_optimizer(ctx, c.func.value, set()) and not p.backs:
         return updated
-    owner = t.holders[-2] if len(t.holders) > 1 else None
-    if name != "step" or isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not t.classes):
+    owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
+    if name != "step" or isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not ctx.classes):
         return updated  # the loop / function hook rewrites the step or reports its problem
     reason = p.problem[1] if p.problem else "the training step is not the body of a loop or function"
-    t.finding("TRN004", c, ".step()", f"{reason}; move the step into a loop or function body, or port it by "
+    ctx.finding("TRN004", f"{reason}; move the step into a loop or function body, or port it by "
               "hand with value_and_grad and optimizer(grads)",
-              comment="training step not rewritten; see rule TRN004")
+              node=c, api=".step()", comment="training step not rewritten; see rule TRN004")
     return updated
 
-
-STATEMENT_HOOKS.setdefault(cst.SimpleStatementLine, []).append(_stray)

@@ -7,7 +7,7 @@ import mindspore as ms
 import torch
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 
 
 def src(text: str) -> str:

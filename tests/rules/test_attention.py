@@ -20,7 +20,7 @@ import pytest
 
 import msmagic
 from msmagic.engine import spec
-from msmagic.lockstep import ms_name_for, run_pair, to_numpy
+from msmagic.parity_check import ms_name_for, run_pair, to_numpy
 from tests.rules.support import findings, rules
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

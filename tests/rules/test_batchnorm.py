@@ -142,7 +142,7 @@ def test_batchnorm3d_parameters_synchronise_through_the_mapping_entry():
     weights are drawn at random on each side: only the copy makes the outputs agree."""
     import torch
 
-    from msmagic.lockstep import ms_name_for, run_pair
+    from msmagic.parity_check import ms_name_for, run_pair
 
     assert ms_name_for(torch.nn.BatchNorm3d(3), "weight") == "bn2d.gamma"
     assert ms_name_for(torch.nn.Sequential(torch.nn.BatchNorm3d(3)), "0.running_var") == "0.bn2d.moving_variance"

@@ -7,7 +7,7 @@ import ast
 import numpy as np
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import findings, rules, src
 
 HEAD = "import torch\nimport torch.nn as nn\n"

@@ -2,7 +2,7 @@
 
 import ast
 
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import rule_list as rules
 from tests.rules.support import src
 from msmagic.rules.data import DTYPES

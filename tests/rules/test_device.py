@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import rule_list as rules
 from tests.rules.support import src
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import mindspore as ms
-from msmagic.lockstep import run_pair, to_numpy
+from msmagic.parity_check import run_pair, to_numpy
 from tests.rules.support import findings, rules
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

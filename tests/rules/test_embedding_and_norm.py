@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import run_pair, to_numpy
+from msmagic.parity_check import run_pair, to_numpy
 from tests.rules.support import findings, rules
 
 HEAD = "import torch\nimport torch.nn as nn\n"

@@ -6,7 +6,7 @@ import pytest
 import msmagic
 from msmagic.rules import functional
 from tests.rules import support
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 
 pytest.importorskip("mindspore")
 pytest.importorskip("torch")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import run_pair, to_numpy
+from msmagic.parity_check import run_pair, to_numpy
 
 HEAD = "import math\nimport torch\nimport torch.nn as nn\n"
 

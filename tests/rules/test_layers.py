@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import to_numpy
+from msmagic.parity_check import to_numpy
 from tests.rules.support import findings, rules, run_with_inputs
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"

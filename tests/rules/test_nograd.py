@@ -6,7 +6,7 @@ import ast
 import torch
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import rules, src
 
 EVAL = src("""

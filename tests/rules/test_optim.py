@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import ms_name_for, run_pair, to_numpy
+from msmagic.parity_check import ms_name_for, run_pair, to_numpy
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.optim as optim\n"
 MODEL = "model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2))\n"

@@ -4,7 +4,7 @@
 import numpy as np
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import rule_list as rules
 from tests.rules.support import src
 

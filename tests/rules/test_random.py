@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import run_pair, to_numpy
+from msmagic.parity_check import run_pair, to_numpy
 
 INIT_CELL = """import torch
 import torch.nn as nn

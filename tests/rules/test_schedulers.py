@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import msmagic
-from msmagic.lockstep import run_pair
+from msmagic.parity_check import run_pair
 from tests.rules.support import findings, rules, src
 
 HEAD = src("""

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 import msmagic
-from msmagic.lockstep import ms_name_for, run_pair, to_numpy
+from msmagic.parity_check import ms_name_for, run_pair, to_numpy
 from tests.rules.support import findings, rules, src
 
 RTOL, ATOL = 1e-4, 1e-5

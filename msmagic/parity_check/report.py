@@ -1,15 +1,16 @@
-"""What ``%%ms_parity`` returns: the comparison of a PyTorch cell and its MindSpore port.
+"""What parity returns: the comparison of a PyTorch cell and its MindSpore port.
 
-Like :class:`msmagic.result.PortResult`, a :class:`ParityReport` is data; the renderers
-in ``msmagic.render`` turn it into text, HTML or a widget.
+Plain data, like :class:`msmagic.result.PortResult`: it imports nothing but the result
+classes and the comparison's statuses. The renderers in ``msmagic.render`` turn it into
+text, HTML or a widget; they find the parity views through :attr:`ParityReport.render_kind`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
-from msmagic.lockstep import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
+from msmagic.parity_check.compare import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
 from msmagic.result import PortResult
 
 __all__ = [
@@ -56,6 +57,8 @@ class Divergence:
 
 @dataclass
 class ParityReport:
+    #: the port that ran; with --against, a PortResult of the explicit code whose
+    #: ``statements`` pair each input statement with the explicit lines it ran with
     port: PortResult
     rows: list[Row] = field(default_factory=list)
     #: values copied from PyTorch to MindSpore instead of compared (random draws,
@@ -77,10 +80,14 @@ class ParityReport:
     timed_out: Optional[str] = None
     #: explicit MindSpore code given with --against instead of the port
     against: bool = False
+    #: presentation options (``view``), read by the renderers
     options: dict = field(default_factory=dict)
     #: the value of the cell's last expression on the PyTorch side (what the plain cell
     #: would have displayed)
     value: Any = field(default=None, repr=False)
+
+    #: which renderers show it (``msmagic.render`` dispatches on this)
+    render_kind: ClassVar[str] = "parity"
 
     @property
     def ok(self) -> bool:
@@ -134,6 +141,7 @@ class ParityReport:
         return f"<ParityReport: {self.summary()}>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        # the display edge, as PortResult's: lazy, so no import cycle
         from msmagic.render import mimebundle
 
         return mimebundle(self, include=include, exclude=exclude)

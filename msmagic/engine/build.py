@@ -1,0 +1,97 @@
+"""Builder helpers for rules: parse a snippet into nodes, print a node, read a literal,
+build attribute chains and keyword arguments. Nodes are immutable, so parsed snippets
+are cached and shared between edits.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+import libcst as cst
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def _subclasses(base) -> frozenset:
+    out, todo = set(), [base]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            todo.append(sub)
+            if not getattr(sub, "__abstractmethods__", None):
+                out.add(sub)
+    return frozenset(out)
+
+
+#: libcst node classes of statements (a line of small statements, or a compound one)
+STATEMENT_TYPES = _subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
+#: libcst node classes of expressions
+EXPRESSION_TYPES = _subclasses(cst.BaseExpression)
+
+
+@functools.lru_cache(maxsize=2048)
+def parse_expression(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+@functools.lru_cache(maxsize=512)
+def parse_statement(text: str):
+    return cst.parse_statement(text)
+
+
+def code(node) -> str:
+    """The source text of a node."""
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def literal(node, default=None):
+    """The Python value of a literal expression, or ``default``."""
+    try:
+        return ast.literal_eval(code(node).strip())
+    except Exception:
+        return default
+
+
+def attr_chain(root: str, rest: list[str]) -> cst.BaseExpression:
+    """``root.a.b`` for rest ``["a", "b"]``."""
+    node: cst.BaseExpression = cst.Name(root)
+    for part in rest:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
+
+
+#: ``=`` of a keyword argument written the PEP 8 way (no spaces around it)
+KEYWORD_EQUAL = cst.AssignEqual(
+    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+)
+
+
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """``name=value``."""
+    return cst.Arg(keyword=cst.Name(name), value=value, equal=KEYWORD_EQUAL)
+
+
+def join_args(new_args: list[cst.Arg], old_args) -> list[cst.Arg]:
+    """Separators between rewritten arguments; the last argument keeps the call's
+    original trailing-comma style, so multi-line calls stay multi-line."""
+    if not new_args:
+        return new_args
+    old_args = list(old_args)
+    trailing = old_args[-1].comma if old_args else cst.MaybeSentinel.DEFAULT
+    sep = next(
+        (a.comma for a in old_args[:-1] if isinstance(a.comma, cst.Comma)),
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+    )
+    if isinstance(trailing, cst.Comma) and "\n" in code(trailing) and not any(
+        "\n" in code(a.comma) for a in old_args[:-1] if isinstance(a.comma, cst.Comma)
+    ):
+        sep = trailing  # one argument per line, closing bracket on its own line
+    out = []
+    for i, a in enumerate(new_args):
+        if i == len(new_args) - 1:
+            out.append(a.with_changes(comma=trailing))
+        elif isinstance(a.comma, cst.Comma) and a.comma is not trailing:
+            out.append(a)
+        else:
+            out.append(a.with_changes(comma=sep))
+    return out

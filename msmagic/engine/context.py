@@ -1,0 +1,320 @@
+"""The one public object rules see: :class:`Context`.
+
+A handler gets the context of the call or attribute it ports (``context.original`` /
+``context.updated``, its mapping ``entry``); a hook gets the context of the statement,
+method or class it runs on. Everything a rule may do goes through it: log an ``edit`` or
+a ``finding``, ``ref`` a MindSpore object (queuing its import), ``require_import`` a
+standard module, take a ``fresh_name``, keep per-rule ``scratch`` state, look at the
+current ``statement`` and its ``siblings``, ``replace_line``, ``forget`` logged edits.
+Rules import nothing else from the engine but the mapping declarations
+(``engine.spec``), the kinds (``engine.kinds``) and the builders (``engine.build``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from msmagic.engine import build
+from msmagic.engine import spec as S
+from msmagic.engine.edits import Record
+from msmagic.engine.names import root_name
+
+STAR_ARGS_RULE = "GEN003"
+
+
+class Context:
+    def __init__(self, walker, original, updated=None, entry=None, api: str = ""):
+        self._w = walker
+        self.original = original
+        self.updated = updated if updated is not None else original
+        self.entry = entry
+        self.api = api
+        #: what :meth:`apply` changed, for the edit's detail
+        self.changes: list[str] = []
+
+    # ------------------------------------------------------------------ where we are
+    @property
+    def statement(self):
+        """The original statement line (or compound statement) holding this node."""
+        holders = self._w.holders
+        return holders[-1] if holders else None
+
+    @property
+    def enclosing_statements(self) -> tuple:
+        """Original statements enclosing this node, outermost first (the last is
+        :attr:`statement`)."""
+        return tuple(self._w.holders)
+
+    def siblings(self, depth: int = -1) -> tuple[list, list]:
+        """Original statements before and after the current statement of a block
+        (``depth`` -1: the innermost block; 0: the cell)."""
+        return self._w.siblings(depth)
+
+    @property
+    def blocks(self) -> list[tuple[list, int]]:
+        """(original statements, index of the one being ported) for each enclosing
+        block, the cell first."""
+        return [(body, index) for body, _, index in self._w.blocks]
+
+    @property
+    def depth(self) -> int:
+        """How many statements enclose this node (1 at the cell's top level)."""
+        return self._w.depth
+
+    @property
+    def functions(self) -> tuple:
+        """Original function definitions enclosing this node, outermost first."""
+        return tuple(self._w.functions)
+
+    @property
+    def classes(self) -> tuple:
+        """Class infos (name, is_module, attribute kinds) enclosing this node."""
+        return tuple(self._w.classes)
+
+    @property
+    def in_module_class(self) -> bool:
+        return self._w.in_module_class
+
+    @property
+    def at_top_level(self) -> bool:
+        return not self._w.functions and not self._w.classes
+
+    @property
+    def enclosing_calls(self) -> tuple:
+        """Original calls this node is an argument of, innermost last."""
+        return tuple(self._w.calls)
+
+    def inside_call_to(self, apis) -> bool:
+        """Is this node an argument (at any depth) of a call to one of ``apis``?"""
+        return any(self._w.resolve(c.func) in apis for c in self._w.calls)
+
+    @property
+    def is_statement(self) -> bool:
+        """The call is a whole expression statement: its value is not used."""
+        holder = self.statement
+        return isinstance(holder, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Expr) and s.value is self.original for s in holder.body
+        )
+
+    @property
+    def methods_called(self) -> set:
+        """Names of the methods the function just ported calls (for function hooks)."""
+        return self._w.function_method_calls
+
+    @property
+    def torch_in_scope(self) -> bool:
+        return self._w.torch_in_scope
+
+    def resolve(self, node) -> Optional[str]:
+        """The qualified torch name an expression refers to, or None."""
+        return self._w.resolve(node)
+
+    def kind_of(self, original_node):
+        """What the engine knows an (original) expression is: a Kind or None."""
+        return self._w.kind_of(original_node)
+
+    def updated_of(self, original_node):
+        """The ported form of an original expression already walked."""
+        return self._w.updated.get(id(original_node), original_node)
+
+    def earlier_definition(self, name: str):
+        """The original call that bound ``name`` at the top level of an earlier ported
+        cell of this session (``scheduler = StepLR(opt, ...)``), or None."""
+        return self._w.state.session.definitions.get(name)
+
+    @property
+    def receiver(self):
+        """The (already ported) receiver of a method call or member access."""
+        return self.updated.func.value if isinstance(self.updated, cst.Call) else self.updated.value
+
+    @property
+    def receiver_original(self):
+        return self.original.func.value if isinstance(self.original, cst.Call) else self.original.value
+
+    # ------------------------------------------------------------------ building
+    def ref(self, target: str) -> cst.BaseExpression:
+        """An expression naming MindSpore's ``target``, importing it when needed."""
+        node = self.original.func if isinstance(self.original, cst.Call) else self.original
+        return self._w.state.imports.ref(target, prefer=root_name(node))
+
+    def torch_ref(self, qual: str) -> cst.BaseExpression:
+        """``torch.x.y`` for something kept as PyTorch (keeps ``import torch``)."""
+        return self._w.state.imports.torch_ref(qual)
+
+    def require_import(self, module: str) -> str:
+        """Make ``import <module>`` (a standard-library module the generated code uses)
+        available once; returns the name to refer to it by."""
+        state = self._w.state
+        if state.cell_imports.get(module) != module:
+            state.imports.need("import", module, "")
+        return module
+
+    def fresh_name(self, base: str) -> str:
+        """A name no code of the cell uses and no rule took before: ``base``,
+        ``base2``, ``base3``..."""
+        return self._w.state.fresh_name(base)
+
+    def scratch(self, key: str) -> dict:
+        """Per-port state of one rule (what it computes once and looks up)."""
+        return self._w.state.scratch.setdefault(key, {})
+
+    def parse_statement(self, text: str):
+        """Parse generated code as a statement with the cell's indentation and newline."""
+        return cst.parse_statement(text, config=self._w.state.module.config_for_parsing)
+
+    parse = staticmethod(build.parse_expression)
+    code = staticmethod(build.code)
+    literal = staticmethod(build.literal)
+
+    # ------------------------------------------------------------------ logging
+    def edit(self, rule: str, new=None, *, node=None, api: Optional[str] = None,
+             detail: str = "", tags=()) -> Record:
+        """Log that ``rule`` changed ``node`` (default: this context's original) into
+        ``new`` (a node of the output, for its position)."""
+        tags = set(tags)
+        if getattr(self.entry, "random", False):
+            tags.add("random")
+        return self._w.log(Record(
+            rule, node if node is not None else self.original, self._w.top_index, new=new,
+            api=self.api if api is None else api, detail=detail, tags=frozenset(tags),
+        ))
+
+    def finding(self, rule: str, reason: str, *, node=None, api: str = "", comment: str = "") -> Record:
+        """Report what could not be ported faithfully; the statement's line gets a
+        ``# msmagic: <rule> <comment or reason>`` comment."""
+        return self._w.log(
+            Record(rule, node if node is not None else self.original, self._w.top_index,
+                   api=api or self.api, reason=reason, finding=True),
+            comment=f"{rule} {comment or reason}",
+        )
+
+    def forget(self, *original_nodes, findings_too: bool = False) -> None:
+        """Forget the edits logged for these nodes: the rule dropped what they became
+        (``x.detach().cpu().numpy()`` -> ``x.asnumpy()``)."""
+        self._w.edit_log.forget(original_nodes, findings_too=findings_too)
+
+    def replace_line(self, fn) -> bool:
+        """Have ``fn(updated line)`` return the replacement (a statement or a
+        ``FlattenSentinel`` of statements) of the simple statement line holding this
+        node, once that line is ported. False when the node is not in one."""
+        holder = self.statement
+        if not isinstance(holder, cst.SimpleStatementLine):
+            return False
+        self._w.line_hooks.setdefault(id(holder), []).append(fn)
+        return True
+
+    def carry_lines(self, lines) -> None:
+        """Keep the comment/blank lines of a top-level statement a rule removes: they move
+        to the next statement (or the end of the cell)."""
+        self._w.orphan_lines.extend(lines)
+
+    # ------------------------------------------------------------------ arguments
+    def bound(self) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]]:
+        """(PyTorch parameter name, updated Arg, passed positionally) for each argument;
+        ``None`` when ``*args``/``**kwargs`` make binding impossible."""
+        sig = self.entry.sig
+        out = []
+        pos = 0
+        for arg in self.updated.args:
+            if arg.star:
+                return None
+            if arg.keyword is None:
+                out.append((sig[pos] if pos < len(sig) else None, arg, True))
+                pos += 1
+            else:
+                out.append((arg.keyword.value, arg, False))
+        return out
+
+    def arg(self, name: str) -> Optional[cst.Arg]:
+        for p, a, _ in self.bound() or []:
+            if p == name:
+                return a
+        return None
+
+    def apply(self, func=None) -> cst.Call:
+        """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` to the call; returns
+        the new call (with ``func`` as its callee when given)."""
+        e = self.entry
+        call = self.updated
+        bound = self.bound()
+        if bound is None:
+            if e.has_arg_rules:
+                self.finding(
+                    STAR_ARGS_RULE,
+                    f"arguments passed with * or ** cannot be checked against {self.api}'s "
+                    "MindSpore counterpart",
+                    comment="*args/**kwargs not checked",
+                )
+            return call.with_changes(func=func) if func is not None else call
+        ms_sig = e.ms_sig if e.ms_sig is not None else tuple(e.rename.get(p, p) for p in e.sig)
+        new_args: list[cst.Arg] = []
+        present = set()
+        positional_ok = True
+        for name, arg, positional in bound:
+            present.add(name)
+            if name in e.drop:
+                self.changes.append(f"dropped {name}=")
+                self.edit(e.drop[name], None, detail=f"{name}= dropped: {self.code(arg.value).strip()}")
+                continue
+            if name in e.unsupported:
+                spec = e.unsupported[name]
+                pred, reason = spec if isinstance(spec, tuple) else (None, spec)
+                if pred is None or pred(self, arg):
+                    self.finding(
+                        e.rule, f"{name}={self.code(arg.value).strip()}: {reason}",
+                        comment=f"{name}= has no MindSpore equivalent, removed",
+                    )
+                    continue
+                if name not in e.values:  # a harmless value (PyTorch's default):
+                    # MindSpore has no such parameter, so passing it on would raise
+                    self.changes.append(f"dropped {name}= (default value)")
+                    continue
+                # otherwise the value transform below decides
+            out_name = e.rename.get(name, name) if name else None
+            value = arg.value
+            if name in e.values:
+                new_value = e.values[name](self, arg)
+                if isinstance(new_value, tuple):  # (new keyword, value)
+                    out_name, new_value = new_value
+                if new_value is False:  # the transform removed the argument
+                    continue
+                if new_value is not None and new_value is not arg.value:
+                    value = new_value
+                    if not any(c.startswith(f"{name} ") for c in self.changes):
+                        self.changes.append(f"{name} value ported")
+            keep_pos = (
+                positional
+                and positional_ok
+                and out_name is not None
+                and len(new_args) < len(ms_sig)
+                and ms_sig[len(new_args)] == out_name
+            ) or (positional and out_name is None)
+            if out_name != name and name is not None and not keep_pos:
+                self.changes.append(f"{name}= -> {out_name}=")
+            if keep_pos:
+                new_args.append(arg.with_changes(value=value))
+            else:
+                positional_ok = False
+                new_args.append(arg.with_changes(keyword=cst.Name(out_name), value=value,
+                                                equal=build.KEYWORD_EQUAL))
+        for ms_name, default in e.defaults.items():
+            text, rule = default if isinstance(default, tuple) else (default, e.rule)
+            torch_names = {p for p, m in e.rename.items() if m == ms_name} | {ms_name}
+            if present & torch_names:
+                continue
+            if any(a.keyword is not None and a.keyword.value == ms_name for a in new_args):
+                continue
+            new_args.append(build.keyword_arg(ms_name, build.parse_expression(text)))
+            self.changes.append(f"added {ms_name}={text}")
+            if rule != e.rule:
+                self.edit(rule, None, detail=f"added {ms_name}={text}")
+        changes = {"args": build.join_args(new_args, call.args)}
+        if func is not None:
+            changes["func"] = func
+        return call.with_changes(**changes)
+
+    def describe(self, base: str = "") -> str:
+        """The edit's detail: ``base`` and what :meth:`apply` changed."""
+        return "; ".join(([base] if base else []) + self.changes)

@@ -1,0 +1,192 @@
+"""The port, stage by stage: ``port(source)`` runs the pipeline and returns a
+:class:`~msmagic.result.PortResult`.
+
+1. ``ipython``: IPython syntax is set aside; ``ast`` reads the cell (a syntax error
+   becomes :class:`PortSyntaxError` with CPython's message, line and column) and
+   ``plan`` takes each top-level statement's facts. A cell with no PyTorch in scope
+   stops here: it costs what reading it costs.
+2. ``names``: libcst parses the cell; names are resolved through its imports and the
+   session's (earlier cells).
+3. ``imports``: what each torch import becomes; generated code refers to MindSpore
+   objects through it.
+4. ``walk``: one libcst pass ports calls, attributes, imports and module classes from
+   the mapping tables (``spec``), and runs the rules' hooks; rules see a ``Context``.
+5. ``edits``: positions of the logged edits and findings; ``plan``: the statement plan
+   parity runs from.
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import re
+from typing import Optional
+
+import libcst as cst
+
+from msmagic.engine import plan
+from msmagic.engine import spec as S
+from msmagic.engine.edits import EditLog, positions
+from msmagic.engine.imports import ImportPlan, identifiers
+from msmagic.engine.ipython import mask, unmask
+from msmagic.engine.names import collect_imports, top_level_calls, torch_bindings
+from msmagic.engine.session import PortSession
+from msmagic.engine.walk import Walker
+from msmagic.errors import PortSyntaxError
+from msmagic.result import Finding, PortResult
+
+NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
+NOTHING_TO_PORT_NOTE = "Nothing in this cell needs porting: it is already MindSpore-compatible."
+_TORCH_WORD = re.compile(r"\btorch\b")
+
+
+def port(source: str, *, session: Optional[PortSession] = None) -> PortResult:
+    """Port a PyTorch cell to MindSpore. See :class:`msmagic.result.PortResult`."""
+    from msmagic import rules  # noqa: F401  (installs the rules' tables)
+
+    # A port allocates hundreds of thousands of small tree nodes that form no cycles:
+    # the cyclic collector's full passes over them cost a third of the time on long
+    # cells and grow with the cell. It is paused for the port and restored after.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _port(source, session)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _port(source: str, session: Optional[PortSession]) -> PortResult:
+    if not isinstance(source, str):
+        raise TypeError("port() takes the cell's source as a str")
+    masked = mask(source)
+    try:
+        tree = ast.parse(masked.text)
+    except SyntaxError as err:
+        raise _syntax_error(err, masked) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise PortSyntaxError(str(exc), 1, 1) from None
+    facts = plan.statement_facts(tree)
+    session = session if session is not None else PortSession()
+    if not session.torch_names and _TORCH_WORD.search(masked.text) is None:
+        return _untouched(source, facts, session, [NO_TORCH_NOTE])
+    try:
+        module = cst.parse_module(masked.text)
+    except cst.ParserSyntaxError as exc:  # libcst rejects what CPython accepts (rare)
+        raise PortSyntaxError(exc.message, exc.raw_line, exc.raw_column + 1) from None
+    except (SyntaxError, ValueError, RecursionError) as exc:  # pragma: no cover - parser edge
+        raise PortSyntaxError(str(exc), 1, 1) from None
+    state = PortState(module, masked.text, session)
+    if not state.bindings:
+        return _untouched(source, facts, session, [NO_TORCH_NOTE])
+    walker = Walker(state)
+    new_module = module.visit(walker)
+    new_module = state.imports.insert(new_module)
+    code, in_ranges, after_of, edits, findings = positions(
+        state.edit_log, module, new_module, state.imports.inserted, walker.top_origin, _title,
+    )
+    statements, module_params = _plan(state, facts, in_ranges, after_of, code)
+    notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
+    session.learn_imports(state.cell_imports)
+    session.mindspore_names.update(state.imports.out_names)
+    session.module_classes.update(state.module_classes)
+    session.kinds.update(walker.scopes[0])
+    session.definitions.update(top_level_calls(module))
+    session.class_infos.update(state.class_infos)
+    session.module_params.update(module_params)
+    return PortResult(
+        source=source,
+        code=unmask(code, masked),
+        edits=edits,
+        # positions on lines whose %time prefix was set aside move right by the prefix
+        unsupported=[_shift_finding(f, masked.prefixes) for f in findings],
+        notes=notes,
+        statements=statements,
+        module_params=dict(session.module_params),
+    )
+
+
+class PortState:
+    """One port in progress: the cell, its session, its names, its imports, its edit
+    log, the classes it defines and the rules' scratch state."""
+
+    def __init__(self, module: cst.Module, text: str, session: PortSession):
+        self.module = module
+        self.text = text
+        self.session = session
+        self.cell_imports = collect_imports(module)
+        #: local name -> qualified torch name, for every name of the cell reaching torch
+        self.bindings = torch_bindings(module, self.cell_imports, session.torch_names)
+        self._identifiers = identifiers(text)
+        self.imports = ImportPlan(self.bindings, session.mindspore_names, self._identifiers)
+        self.edit_log = EditLog()
+        self.module_classes: set[str] = set(session.module_classes)
+        self.class_infos: dict = dict(session.class_infos)
+        #: per-port scratch state of the rules (``Context.scratch``)
+        self.scratch: dict[str, dict] = {}
+        self._fresh: set[str] = set()
+
+    def fresh_name(self, base: str) -> str:
+        name, n = base, 1
+        while name in self._fresh or name in self._identifiers:
+            n += 1
+            name = f"{base}{n}"
+        self._fresh.add(name)
+        return name
+
+
+def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: str):
+    tags: dict[int, set] = {}
+    modules: dict[int, dict] = {}
+    for r in state.edit_log.records:
+        if r.tags:
+            tags.setdefault(r.statement, set()).update(r.tags)
+        entry = S.APIS.get(r.api) if r.api and not r.finding else None
+        if entry is not None and entry.params is not None:
+            modules.setdefault(r.statement, {})[r.api] = entry.params
+    try:
+        out_tree = ast.parse(code)
+    except SyntaxError:  # pragma: no cover - the port always writes Python
+        out_tree = None
+    if len(facts) != len(in_ranges):  # pragma: no cover - ast and libcst disagree
+        facts = [(rng, frozenset(), frozenset(), False) for rng in in_ranges]
+    # libcst's ranges: a block's trailing comment lines belong to the block
+    facts = [(rng, *f[1:]) for rng, f in zip(in_ranges, facts)]
+    statements = plan.build(facts, plan.out_binds(out_tree, after_of), after_of, tags, modules)
+    return statements, {k: v for m in modules.values() for k, v in m.items()}
+
+
+def _untouched(source: str, facts: list, session: PortSession, notes: list) -> PortResult:
+    """The result for a cell the port leaves as it is (no PyTorch in scope)."""
+    for _, binds, _, _ in facts:
+        for name in binds:  # what earlier cells bound under these names is gone
+            session.definitions.pop(name, None)
+            session.kinds.pop(name, None)
+    return PortResult(
+        source=source, code=source, notes=notes,
+        statements=plan.build(facts, {}, {i: f[0] for i, f in enumerate(facts)}, {}, {}),
+        module_params=dict(session.module_params),
+    )
+
+
+def _shift_finding(f: Finding, prefixes: dict) -> Finding:
+    prefix = prefixes.get(f.line - 1)
+    if not prefix:
+        return f
+    return Finding(f.line, f.column + len(prefix), f.api, f.rule_id, f.reason, f.out_line, f.statement)
+
+
+def _syntax_error(err: SyntaxError, masked) -> PortSyntaxError:
+    """CPython's message and position: what users know from a traceback."""
+    line, col = err.lineno or 1, err.offset or 1
+    prefix = masked.prefixes.get(line - 1)
+    if prefix:
+        col += len(prefix)
+    return PortSyntaxError(err.msg, line, col)
+
+
+def _title(rule_id: str) -> str:
+    from msmagic.rules.registry import RULES
+
+    rule = RULES.get(rule_id)
+    return rule.title if rule else rule_id

@@ -1,0 +1,225 @@
+"""Parity: run a PyTorch cell and its MindSpore port in lockstep and compare them.
+
+:func:`parity` (``msmagic.parity(source, **options)``) orchestrates five stages, one
+module each:
+
+* :mod:`~msmagic.parity_check.plan` -- the steps, from the port's statement plan
+  (``PortResult.statements``); the cell is never parsed again;
+* :mod:`~msmagic.parity_check.run` -- both sides execute the steps in lockstep (namespaces,
+  bridging, devices, time limits, errors);
+* :mod:`~msmagic.parity_check.sync` -- fresh modules and random draws are copied from PyTorch
+  to MindSpore, through the port's parameter-name maps;
+* :mod:`~msmagic.parity_check.compare` -- what both sides bound is compared;
+* :mod:`~msmagic.parity_check.report` -- the :class:`ParityReport`, plain data.
+
+:class:`~msmagic.parity_check.options.ParityOptions` holds the options, validated once, for
+the ``%%ms_parity`` magic and this API alike. The PyTorch side runs in ``user_ns`` (the
+notebook ends as if the plain cell had run), the MindSpore side in a persistent shadow
+namespace (:func:`shadow_namespace`). Importing this package imports nothing else: the
+stages load on first use, torch and mindspore when something runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Optional
+
+__all__ = [
+    "parity",
+    "run_pair",
+    "shadow_namespace",
+    "available_devices",
+    "ParityOptions",
+    "OptionError",
+    "ParityReport",
+    "Divergence",
+    "StatementError",
+    "ParityDeviceError",
+    "PairRun",
+    "Row",
+    "MATCH",
+    "DIFFERS",
+    "ONLY_TORCH",
+    "ONLY_MS",
+    "NOT_COMPARABLE",
+    "DEVICES",
+    "to_numpy",
+    "to_mindspore",
+    "ms_name_for",
+    "sync_module",
+]
+
+#: public name -> the stage module defining it (loaded on first access)
+_EXPORTS = {
+    "ParityOptions": "options", "OptionError": "options", "DEVICES": "options",
+    "Step": "plan", "plan_steps": "plan", "plan_against": "plan",
+    "PairRun": "run", "run_pair": "run", "execute": "run", "shadow_namespace": "run",
+    "available_devices": "run", "ParityDeviceError": "run",
+    "ms_name_for": "sync", "sync_module": "sync",
+    "Row": "compare", "MATCH": "compare", "DIFFERS": "compare", "ONLY_TORCH": "compare",
+    "ONLY_MS": "compare", "NOT_COMPARABLE": "compare", "OUTPUT_NAME": "compare",
+    "to_numpy": "compare", "to_mindspore": "compare", "compare_values": "compare",
+    "compare_name": "compare",
+    "ParityReport": "report", "Divergence": "report", "StatementError": "report",
+}
+
+
+def __getattr__(name: str):
+    stage = _EXPORTS.get(name)
+    if stage is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{stage}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+def parity(
+    source: str,
+    options=None,
+    *,
+    user_ns: Optional[dict] = None,
+    shadow: Optional[dict] = None,
+    session=None,
+    **values,
+):
+    """Port ``source``, run both versions in lockstep and compare; a :class:`ParityReport`.
+
+    ``options``: a :class:`ParityOptions`; ``values`` (``device``, ``rtol``, ``atol``,
+    ``seed``, ``timeout``, ``sync``, ``against``) are validated into one, on top of it.
+    ``user_ns``: the PyTorch side's namespace (default: a fresh one); ``shadow``: the
+    MindSpore side's (default: :func:`shadow_namespace`); ``session``: the PortSession
+    of the earlier cells. Raises :class:`~msmagic.parity_check.options.OptionError` (a
+    ValueError) for a bad option, :class:`msmagic.PortSyntaxError` for a cell or
+    ``against`` code that is not Python and :class:`ParityDeviceError` for a device
+    that is not available.
+    """
+    import msmagic
+    from msmagic.parity_check import run as R
+    from msmagic.parity_check.options import ParityOptions
+    from msmagic.parity_check.plan import plan_against, plan_steps
+
+    started = time.perf_counter()
+    opts = ParityOptions.create(options, **values)
+    if not isinstance(source, str):
+        raise TypeError("parity() takes the cell's source as a str")
+    # plan
+    port = msmagic.port(source, session=session)
+    against_plan = plan_against(opts.against) if opts.against is not None else None
+    R.use_device(opts.device)
+    if opts.seed is not None:
+        R.seed_all(opts.seed)
+    user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
+    shadow = shadow if shadow is not None else R.shadow_namespace()
+    # functions defined in a namespace without __name__ get __module__ None, which
+    # MindSpore's autodiff cannot handle
+    shadow.setdefault("__name__", "__msmagic_shadow__")
+    steps = plan_steps(source, port, opts.against, against_plan)
+    filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
+    # run, synchronising and comparing after each step
+    if session is not None:
+        R.import_earlier_modules(session, shadow)
+    bridged, notes = R.bridge(steps, user_ns, shadow)
+    restore = R.torch_default_device(opts.device)
+    try:
+        run = R.execute(
+            # random draws are a property of the PyTorch statements: synchronised with
+            # explicit MindSpore code too (statements are paired in order)
+            steps, user_ns, shadow, port=port,
+            sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
+            each_step=True, keep_output=True, filenames=filenames,
+        )
+    finally:
+        restore()
+    return _report(source, opts, port, steps, run, bridged, notes, filenames, started)
+
+
+def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
+    """The ParityReport of a run."""
+    from msmagic.parity_check.report import Divergence, ParityReport, StatementError
+    from msmagic.parity_check.run import readable_traceback
+    from msmagic.result import PortResult, Statement
+
+    shown = port
+    if opts.against is not None:
+        # the explicit code's own plan: each input statement with the lines it ran with
+        shown = PortResult(
+            source=source, code=opts.against,
+            notes=["Compared against explicit MindSpore code (--against)."],
+            statements=[
+                Statement(s.index, s.torch_lines, s.ms_lines, binds=tuple(s.bound), reads=s.names,
+                          expression=s.expression, tags=s.tags)
+                for s in steps if s.text
+            ],
+            module_params=dict(port.module_params),
+            options={},
+        )
+    report = ParityReport(
+        port=shown,
+        rows=run.rows,
+        synchronised=[f"{n}: {run.sync_reasons.get(n, 'copied')}" for n in run.synchronised],
+        bridged=bridged,
+        timings={
+            "PyTorch": run.timings["torch"],
+            "MindSpore": run.timings["mindspore"],
+            "total": time.perf_counter() - started,
+        },
+        device=opts.device,
+        rtol=opts.rtol,
+        atol=opts.atol,
+        notes=notes,
+        interrupted=run.interrupted,
+        timed_out=run.timed_out,
+        against=opts.against is not None,
+        options={},
+        value=run.value,
+    )
+    if run.first_divergence is not None:
+        index, rows = run.first_divergence
+        step = steps[index]
+        rule_ids = []
+        if opts.against is None:
+            rule_ids = list(dict.fromkeys(e.rule_id for e in port.edits if e.statement == index))
+        abs_values = [r.max_abs for r in rows if r.max_abs is not None]
+        report.first_divergence = Divergence(
+            statement=index,
+            before=step.torch_lines,
+            after=step.ms_lines,
+            names=[r.name for r in rows],
+            rule_ids=rule_ids,
+            max_abs=max(abs_values) if abs_values else None,
+        )
+
+    def error(side, exc, step, filename):
+        lines = step.torch_lines if side == "PyTorch" else (step.ms_lines or step.torch_lines)
+        text = str(exc).strip()
+        return StatementError(
+            side=side, statement=step.index, lines=lines, type=type(exc).__name__,
+            message=text.splitlines()[0] if text else type(exc).__name__,
+            traceback=readable_traceback(exc, filename), exception=exc,
+        )
+
+    if run.torch_error is not None:
+        report.torch_error = error("PyTorch", run.torch_error, steps[run.torch_error_statement], filenames[0])
+    if run.ms_error is not None:
+        report.ms_error = error("MindSpore", run.ms_error, steps[run.ms_error_statement], filenames[1])
+    printed = run.ms_stdout.getvalue().rstrip()
+    if printed:
+        lines = printed.splitlines()
+        text = "\n".join(lines[:20]) + (f"\n... ({len(lines) - 20} more lines)" if len(lines) > 20 else "")
+        report.notes.append(f"The MindSpore side printed:\n{text}")
+    if run.timed_out:
+        report.notes.append(f"The {run.timed_out} side ran past --timeout {opts.timeout:g} s and was stopped.")
+    if run.interrupted:
+        report.notes.append("Interrupted (Ctrl-C): the values compared so far are shown.")
+    if not report.rows and not (run.torch_error or run.ms_error or run.interrupted or run.timed_out):
+        report.notes.append(
+            "Nothing compared: the cell binds no tensor, array, number or module "
+            "(bind a result to a name to compare it)."
+        )
+    return report
+

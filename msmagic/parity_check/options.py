@@ -1,0 +1,97 @@
+"""The options of a parity run: one validated object shared by the ``%%ms_parity`` magic,
+the Python API (``msmagic.parity(source, **options)``) and :func:`run_pair`.
+
+Every value is checked here, once, in :meth:`ParityOptions.__post_init__`; a bad value
+raises :class:`OptionError`, a ``ValueError`` with a one-line message naming the option
+(``rtol must be a number >= 0, not -1.0``), which the magic shows as a UsageError
+(``--rtol must be ...``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["ParityOptions", "OptionError", "DEVICES"]
+
+DEVICES = ("CPU", "GPU", "Ascend")
+
+
+class OptionError(ValueError):
+    """A bad option value: ``option`` (its name) ``problem`` (what is wrong), one line."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        self.option = option
+        self.problem = " ".join(problem.split())
+        super().__init__(f"{option} {self.problem}")
+
+
+@dataclass(frozen=True)
+class ParityOptions:
+    """How parity runs.
+
+    ``device``: CPU, GPU or Ascend (None: CPU). ``rtol``/``atol``: a value matches when
+    ``|Δ| <= atol + rtol * |PyTorch value|``. ``seed``: seed both frameworks first.
+    ``timeout``: seconds each side may run. ``sync``: copy random draws and freshly
+    initialised parameters from PyTorch to MindSpore. ``against``: explicit MindSpore
+    code to run instead of the port (a str, or anything with a str ``.code`` such as a
+    PortResult; kept as the code).
+    """
+
+    device: Optional[str] = "CPU"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    seed: Optional[int] = None
+    timeout: Optional[float] = None
+    sync: bool = True
+    against: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        def put(name, value):
+            object.__setattr__(self, name, value)
+
+        device = "CPU" if self.device is None else self.device
+        if device not in DEVICES:
+            raise OptionError("device", f"must be one of {', '.join(DEVICES)}, not {device!r}")
+        put("device", device)
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if not _real(value) or not value >= 0:  # also rejects nan
+                raise OptionError(name, f"must be a number >= 0, not {value!r}")
+            put(name, float(value))
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise OptionError("seed", f"must be an integer, not {self.seed!r}")
+        if self.timeout is not None:
+            if not _real(self.timeout) or not self.timeout > 0:
+                raise OptionError("timeout", f"must be a positive number of seconds, not {self.timeout!r}")
+            put("timeout", float(self.timeout))
+        if not isinstance(self.sync, bool):
+            raise OptionError("sync", f"must be True or False, not {self.sync!r}")
+        if self.against is not None:
+            code = self.against if isinstance(self.against, str) else getattr(self.against, "code", None)
+            if not isinstance(code, str):
+                raise OptionError(
+                    "against",
+                    "must be MindSpore code, a str or a PortResult (with .code), "
+                    f"not {type(self.against).__name__}",
+                )
+            put("against", code)
+
+    @classmethod
+    def create(cls, base: Optional["ParityOptions"] = None, **values) -> "ParityOptions":
+        """``base`` (default: the defaults) with ``values`` changed, validated."""
+        unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            known = ", ".join(f.name for f in dataclasses.fields(cls))
+            raise TypeError(f"unknown parity option {unknown[0]!r}; the options are {known}")
+        if base is None:
+            return cls(**values)
+        if not isinstance(base, cls):
+            raise TypeError(f"options must be a ParityOptions, not {type(base).__name__}")
+        return dataclasses.replace(base, **values) if values else base
+
+
+def _real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

@@ -1,0 +1,488 @@
+"""Stage: run. Both sides execute the plan's steps in lockstep.
+
+The PyTorch side runs in the user's namespace (or a fresh one), the MindSpore side in a
+shadow namespace (:func:`shadow_namespace` persists across ``%%ms_parity`` cells). After
+each step :class:`~msmagic.parity_check.sync.Synchroniser` copies fresh modules and random
+draws across, and what the step bound is compared to find the first divergence. Also
+here: time limits, devices and seeding, bridging plain-cell data into the shadow
+namespace, and readable errors. torch and mindspore are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import functools
+import io
+import itertools
+import linecache
+import signal
+import threading
+import time
+import traceback
+import types
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from msmagic.errors import PortError
+from msmagic.parity_check.compare import (
+    MATCH,
+    OUTPUT_NAME,
+    Row,
+    comparable,
+    compare_name,
+    compare_values,
+    is_cell,
+    is_torch_module,
+    to_mindspore,
+    to_numpy,
+)
+from msmagic.parity_check.options import ParityOptions
+from msmagic.parity_check.plan import Step, plan_steps
+from msmagic.parity_check.sync import Synchroniser, learn
+
+__all__ = [
+    "PairRun",
+    "run_pair",
+    "execute",
+    "shadow_namespace",
+    "available_devices",
+    "ParityDeviceError",
+    "SideTimeout",
+]
+
+_SHADOW: dict = {"__name__": "__msmagic_shadow__"}
+_RUNS = itertools.count(1)
+
+
+class ParityDeviceError(PortError):
+    """The requested device is not available here (the message lists what is)."""
+
+
+class SideTimeout(BaseException):
+    """A side ran past its time budget (BaseException: user code can't swallow it)."""
+
+
+def shadow_namespace() -> dict:
+    """The MindSpore side's namespace, shared by every ``%%ms_parity`` cell."""
+    return _SHADOW
+
+
+@dataclass
+class PairRun:
+    port: Any
+    torch_ns: dict
+    ms_ns: dict
+    rows: list[Row] = field(default_factory=list)
+    synchronised: list[str] = field(default_factory=list)
+    sync_reasons: dict = field(default_factory=dict)
+    torch_error: Optional[BaseException] = None
+    ms_error: Optional[BaseException] = None
+    torch_error_statement: Optional[int] = None
+    ms_error_statement: Optional[int] = None
+    timings: dict = field(default_factory=lambda: {"torch": 0.0, "mindspore": 0.0})
+    #: first step after which a compared value differed, with those rows
+    first_divergence: Optional[tuple[int, list[Row]]] = None
+    interrupted: bool = False
+    timed_out: Optional[str] = None  # "PyTorch" / "MindSpore"
+    steps: list = field(default_factory=list)
+    #: the value of the cell's last expression on the PyTorch side
+    value: Any = None
+    #: what the MindSpore side printed
+    ms_stdout: Any = field(default_factory=io.StringIO)
+
+    @property
+    def error_statement(self) -> Optional[int]:
+        return self.torch_error_statement if self.torch_error else self.ms_error_statement
+
+    def row(self, name: str) -> Row:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(f"{name} was not compared; compared: {[r.name for r in self.rows]}")
+
+    def agree(self, *names: str) -> bool:
+        return all(self.row(n).status == MATCH for n in names)
+
+    def explain(self) -> str:
+        lines = [f"{r.name}: {r.status} max|d|={r.max_abs} rel={r.max_rel} "
+                 f"torch={r.torch_shape}/{r.torch_dtype} ms={r.ms_shape}/{r.ms_dtype} {r.note}"
+                 for r in self.rows]
+        if self.torch_error:
+            lines.append(f"torch error: {self.torch_error!r}")
+        if self.ms_error:
+            lines.append(f"mindspore error: {self.ms_error!r}")
+        return "\n".join(lines) + "\n--- MindSpore code ---\n" + (self.port.code if self.port else "")
+
+
+def run_pair(
+    torch_src: str,
+    *,
+    ms_src: Optional[str] = None,
+    names: Optional[list[str]] = None,
+    sync: bool = True,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    torch_ns: Optional[dict] = None,
+    ms_ns: Optional[dict] = None,
+) -> PairRun:
+    """Port ``torch_src`` (or take ``ms_src``), run both in lockstep in fresh namespaces
+    (or the given ones), compare.
+
+    ``names``: compare only these (default: every name a statement binds, plus the
+    parameters and buffers of every module bound by name).
+    """
+    import msmagic
+
+    options = ParityOptions.create(rtol=rtol, atol=atol, sync=sync, against=ms_src)
+    result = msmagic.port(torch_src)
+    steps = plan_steps(torch_src, result, options.against)
+    tns = torch_ns if torch_ns is not None else {"__name__": "__msmagic_torch__"}
+    mns = ms_ns if ms_ns is not None else {"__name__": "__msmagic_mindspore__"}
+    run = execute(steps, tns, mns, port=result, sync=options.sync, rtol=options.rtol,
+                  atol=options.atol, names=names)
+    run.port = result if ms_src is None else None
+    return run
+
+
+# ----------------------------------------------------------------------------- running
+
+
+@contextmanager
+def _alarm(seconds: Optional[float]):
+    """Raise SideTimeout in this (main) thread after ``seconds``; no-op elsewhere."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if seconds <= 0:
+        raise SideTimeout()
+
+    def _fire(signum, frame):
+        raise SideTimeout()
+
+    previous = signal.signal(signal.SIGALRM, _fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def execute(
+    steps: list[Step],
+    tns: dict,
+    mns: dict,
+    *,
+    port=None,
+    params: Optional[dict] = None,
+    sync: bool = True,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    names: Optional[list[str]] = None,
+    timeout: Optional[float] = None,
+    each_step: bool = False,
+    keep_output: bool = False,
+    filenames: tuple[str, str] = ("<PyTorch cell>", "<MindSpore code>"),
+) -> PairRun:
+    """Run the steps on both sides in lockstep.
+
+    A PyTorch failure stops both sides (the cell failed, as it would have alone); a
+    MindSpore failure stops only the MindSpore side, so the PyTorch namespace ends as the
+    plain cell leaves it. ``params``: the parameter-name maps modules are synchronised
+    and compared through (default: the port's ``module_params`` and those of the ports
+    run before, whose modules may live on in the namespaces). ``timeout``: seconds each
+    side may run in all. ``each_step``: compare what each step bound (and the modules it
+    mentions) right after it, to find the first divergence. ``keep_output``: a last lone
+    expression is evaluated on both sides, compared as ``<cell output>`` and kept as
+    ``run.value``.
+    """
+    run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps)
+    if params is None:
+        params = learn(getattr(port, "module_params", None) or {})
+    syncer = Synchroniser(run, params, enabled=sync)
+    ms_name = syncer.ms_name
+    bound_by: dict[str, int] = {}
+    budget = {"torch": timeout, "mindspore": timeout}
+    ms_alive = True
+    outputs: dict[str, Any] = {}
+    for step in steps:
+        last_expr = keep_output and step is steps[-1] and step.expression
+        if step.torch_code:
+            try:
+                value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
+                                  filenames[0], run, "torch", budget, last_expr)
+            except SideTimeout:
+                run.timed_out = "PyTorch"
+                break
+            except KeyboardInterrupt:
+                run.interrupted = True
+                break
+            except BaseException as exc:  # noqa: BLE001 - reported, not raised
+                run.torch_error, run.torch_error_statement = exc, step.index
+                break
+            if last_expr and value is not _NO_VALUE:
+                outputs["torch"] = run.value = value
+        if step.ms_code and ms_alive:
+            first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
+            try:
+                value = _run_side(step.ms_code, first, step.ms_head, mns,
+                                  filenames[1], run, "mindspore", budget, last_expr)
+                if last_expr and value is not _NO_VALUE:
+                    outputs["mindspore"] = value
+            except SideTimeout:
+                run.timed_out, ms_alive = "MindSpore", False
+            except KeyboardInterrupt:
+                run.interrupted = True
+                break
+            except BaseException as exc:  # noqa: BLE001
+                run.ms_error, run.ms_error_statement, ms_alive = exc, step.index, False
+        for n in step.bound:
+            bound_by[n] = step.index
+        if not ms_alive:
+            continue
+        syncer.after(step, tns, mns)
+        if each_step and run.first_divergence is None:
+            watch = {n for n in step.bound if syncer.values.get(n) != step.index}
+            watch |= {n for n in step.names if n in syncer.modules}
+            rows = []
+            for n in sorted(watch):
+                if not n.startswith("_"):
+                    rows.extend(compare_name(n, tns, mns, rtol, atol, step.index, ms_name))
+            bad = [r for r in rows if r.status != MATCH]
+            if bad:
+                run.first_divergence = (step.index, bad)
+    if names is None:
+        wanted = [n for n in bound_by if syncer.values.get(n) != bound_by[n]]
+        # modules the cell used without rebinding them (a training loop updates
+        # ``model`` in place): judged by their parameters after the cell ran
+        used = set().union(*(step.names for step in steps)) if steps else set()
+        wanted += sorted(
+            n for n in used - set(bound_by)
+            if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n])
+        )
+    else:
+        wanted = names
+    for n in wanted:
+        if not n.startswith("_"):
+            run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1), ms_name))
+    if "torch" in outputs and "mindspore" in outputs and comparable(outputs["torch"]):
+        row = compare_values(OUTPUT_NAME, outputs["torch"], outputs["mindspore"], rtol, atol,
+                             steps[-1].index)
+        run.rows.append(row)
+        if row.status != MATCH and run.first_divergence is None and each_step:
+            run.first_divergence = (steps[-1].index, [row])
+    return run
+
+
+_NO_VALUE = object()
+
+
+def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, run: PairRun,
+              side: str, budget: dict, want_value: bool):
+    """Execute one step's code on one side, at the line numbers it has in the cell (or
+    the port), so tracebacks point there.
+
+    ``want_value``: the step is the cell's last lone expression: the first ``head``
+    lines run as statements (imports the port added), the rest is evaluated and its value
+    returned (``_NO_VALUE`` when that side's code is not an expression).
+    """
+    left = budget[side]
+    t0 = time.perf_counter()
+    # the PyTorch side prints like the plain cell; what the MindSpore side prints is kept
+    # for the report instead of appearing twice in the notebook
+    out = contextlib.redirect_stdout(run.ms_stdout) if side == "mindspore" else contextlib.nullcontext()
+    pad = "\n" * max(first_line - 1, 0)
+    try:
+        with _alarm(left), out:
+            if want_value:
+                lines = code.splitlines(keepends=True)
+                prelude, last = "".join(lines[:head]), "".join(lines[head:])
+                try:
+                    expr = compile(pad + "\n" * prelude.count("\n") + last, filename, "eval")
+                except SyntaxError:
+                    expr = None  # this side's code is statements: run it, no value
+                if expr is not None:
+                    if prelude.strip():
+                        exec(compile(pad + prelude, filename, "exec"), ns)
+                    return eval(expr, ns)
+            exec(compile(pad + code, filename, "exec"), ns)
+            return _NO_VALUE
+    finally:
+        spent = time.perf_counter() - t0
+        run.timings[side] += spent
+        if left is not None:
+            budget[side] = left - spent
+
+
+# ----------------------------------------------------------------------------- set-up
+
+
+@functools.lru_cache(maxsize=1)
+def available_devices() -> list[str]:
+    """Devices on which both frameworks can run here (probed once per process)."""
+    import mindspore.device_context as dc
+    import torch
+
+    out = ["CPU"]
+    if torch.cuda.is_available() and dc.gpu.is_available():
+        out.append("GPU")
+    try:
+        if dc.ascend.is_available():
+            out.append("Ascend")
+    except Exception:  # noqa: BLE001 - no Ascend runtime at all
+        pass
+    return out
+
+
+def use_device(device: str) -> None:
+    import mindspore
+
+    available = ["CPU"] if device == "CPU" else available_devices()
+    if device not in available:
+        raise ParityDeviceError(
+            f"device {device} is not available here; available: {', '.join(available)}"
+        )
+    current = mindspore.get_current_device()
+    target = current[0] if isinstance(current, tuple) else current
+    if target != device:
+        try:
+            mindspore.set_device(device)
+        except RuntimeError as err:
+            raise ParityDeviceError(
+                f"MindSpore already runs on {target} in this process and cannot switch to "
+                f"{device}; restart the kernel and run %%ms_parity --device {device} first "
+                f"({err})"
+            ) from None
+
+
+def torch_default_device(device: str):
+    """Make torch build tensors on ``device``; returns the function that undoes it."""
+    import torch
+
+    if device != "GPU":
+        return lambda: None
+    previous = torch.get_default_device()
+    torch.set_default_device("cuda")
+    return lambda: torch.set_default_device(previous)
+
+
+def seed_all(seed: int) -> None:
+    import random
+
+    import mindspore
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    mindspore.set_seed(seed)
+
+
+def import_earlier_modules(session, shadow: dict) -> None:
+    """The port of a later cell uses the MindSpore side of imports that earlier cells
+    made (``mindspore``, ``nn``); when those cells ran plainly, not under %%ms_parity,
+    the shadow namespace never ran the imports, so make them here."""
+    import importlib
+
+    for local, qual in session.mindspore_names.items():
+        if local in shadow:
+            continue
+        try:
+            shadow[local] = importlib.import_module(qual)
+        except ImportError:
+            module, _, name = qual.rpartition(".")
+            try:
+                shadow[local] = getattr(importlib.import_module(module), name)
+            except (ImportError, AttributeError):
+                pass  # the cell itself will say what is missing
+
+
+def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], list[str]]:
+    """Copy into the shadow namespace the data the cell reads from the user's namespace
+    (tensors become MindSpore tensors); name the PyTorch modules that cannot be."""
+    bridged: list[str] = []
+    notes: list[str] = []
+    bound: set[str] = set()
+    for step in steps:
+        for name in sorted(step.names - bound):
+            if name in shadow or name not in user_ns or hasattr(builtins, name):
+                continue
+            value = user_ns[name]
+            if is_torch_module(value):
+                notes.append(
+                    f"`{name}` is a PyTorch module from a plain cell: run the cell that "
+                    f"defines `{name}` under %%ms_parity so its MindSpore port exists."
+                )
+                continue
+            data = _bridgeable(value)
+            if data is _NOT_DATA:
+                continue
+            shadow[name] = data
+            bridged.append(name)
+        bound |= set(step.bound)
+    return bridged, notes
+
+
+_NOT_DATA = object()
+
+
+def _bridgeable(value):
+    """The MindSpore-side copy of plain data; _NOT_DATA for anything else."""
+    if isinstance(value, (bool, int, float, complex, str, type(None))):
+        return value
+    if isinstance(value, types.ModuleType):
+        # a library a plain cell imported (numpy...); PyTorch itself is never bridged
+        return _NOT_DATA if value.__name__.split(".")[0] == "torch" else value
+    if to_numpy(value) is not None and not is_cell(value):
+        arr = to_numpy(value)
+        if type(value).__module__.startswith("torch"):
+            return to_mindspore(value)
+        return arr.copy() if hasattr(arr, "copy") else arr
+    if isinstance(value, (list, tuple)) and comparable(value):
+        items = [_bridgeable(v) for v in value]
+        return _NOT_DATA if any(i is _NOT_DATA for i in items) else type(value)(items)
+    if isinstance(value, dict) and comparable(value):
+        items = {k: _bridgeable(v) for k, v in value.items()}
+        return _NOT_DATA if any(i is _NOT_DATA for i in items.values()) else items
+    return _NOT_DATA
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def filenames_for_run(torch_source: str, ms_source: str) -> tuple[str, str]:
+    """Pseudo file names for this run's two sides, registered with linecache so
+    tracebacks show the cell's lines."""
+    run_id = next(_RUNS)
+    names = (f"<ms_parity {run_id}: PyTorch cell>", f"<ms_parity {run_id}: MindSpore code>")
+    for filename, text in zip(names, (torch_source, ms_source)):
+        linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    return names
+
+
+def readable_traceback(exc: BaseException, filename: str) -> str:
+    """The cell's own frames, then only the frame that raised: no library internals."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [i for i, f in enumerate(frames) if f.filename == filename]
+    if mine:
+        keep = frames[mine[0]: mine[-1] + 1]
+        if mine[-1] + 1 < len(frames):
+            keep.append(frames[-1])
+        frames = traceback.StackSummary.from_list(keep)
+    text = "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    # MindSpore appends long C++ stacks to its messages; keep the first paragraph
+    return _trim(text)
+
+
+def _trim(text: str, limit: int = 60) -> str:
+    lines = text.rstrip().splitlines()
+    cut = next((i for i, l in enumerate(lines) if l.startswith("----") or "C++ Call Stack" in l), None)
+    if cut is not None:
+        lines = lines[:cut]
+    if len(lines) > limit:
+        lines = lines[: limit - 1] + [f"... ({len(lines) - limit + 1} more lines)"]
+    return "\n".join(lines)

@@ -1,0 +1,174 @@
+"""Imports (IMP001): PyTorch imports become MindSpore imports; others are left alone."""
+
+from tests.fast.codemod import assert_ports
+
+
+def test_import_torch():
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(2)
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones(2)
+        """,
+        edits={"FUN009", "IMP001"},
+    )
+
+
+def test_import_nn_and_functional_aliases():
+    assert_ports(
+        """
+            import torch
+            import torch.nn as nn
+            import torch.nn.functional as F
+            y = F.relu(torch.zeros(3))
+        """,
+        """
+            import mindspore
+            import mindspore.nn as nn
+            import mindspore.ops as F
+            y = F.relu(mindspore.ops.zeros(3))
+        """,
+        edits={"FUN001", "FUN009", "IMP001"},
+    )
+
+
+def test_from_torch_import_nn():
+    assert_ports(
+        """
+            from torch import nn
+            layer = nn.Linear(2, 3)
+        """,
+        """
+            from mindspore import nn
+            layer = nn.Dense(2, 3)
+        """,
+        edits={"IMP001", "LAY001"},
+    )
+
+
+def test_from_torch_import_optim_unused_is_removed():
+    assert_ports(
+        """
+            import torch
+            from torch import optim
+            x = torch.zeros(2)
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.zeros(2)
+        """,
+        edits={"FUN009", "IMP001"},
+    )
+
+
+def test_import_torch_optim_as_optim_is_removed():
+    assert_ports(
+        """
+            import torch.nn as nn
+            import torch.optim as optim
+            model = nn.Linear(4, 2)
+            opt = optim.SGD(model.parameters(), lr=0.1)
+        """,
+        """
+            import mindspore.nn as nn
+            model = nn.Dense(4, 2)
+            opt = nn.SGD(model.trainable_params(), learning_rate=0.1)
+        """,
+        edits={"IMP001", "LAY001", "OPT001", "OPT002"},
+    )
+
+
+def test_non_torch_imports_kept():
+    assert_ports(
+        """
+            import os
+            import numpy as np
+            import torch
+            from collections import OrderedDict
+            x = torch.tensor(np.zeros(3))
+        """,
+        """
+            import os
+            import numpy as np
+            import mindspore
+            from collections import OrderedDict
+            x = mindspore.Tensor(np.zeros(3))
+        """,
+        edits={"DAT001", "IMP001"},
+    )
+
+
+def test_import_torch_only():
+    assert_ports(
+        """
+            import torch
+        """,
+        """
+            import mindspore
+        """,
+        edits={"IMP001"},
+    )
+
+
+def test_from_torch_utils_data_import():
+    assert_ports(
+        """
+            import torch
+            from torch.utils.data import TensorDataset
+            ds = TensorDataset(torch.arange(4.0))
+        """,
+        """
+            import mindspore
+            ds = mindspore.dataset.NumpySlicesDataset((mindspore.ops.arange(4.0).asnumpy(),), shuffle=False)
+        """,
+        edits={"FUN001", "IMP001", "LDR001"},
+    )
+
+
+def test_from_torch_distributions_import():
+    assert_ports(
+        """
+            import torch
+            from torch.distributions import Normal
+            d = Normal(torch.zeros(2), torch.ones(2))
+        """,
+        """
+            import mindspore
+            from mindspore.nn.probability.distribution import Normal
+            d = Normal(mindspore.ops.zeros(2), mindspore.ops.ones(2))
+        """,
+        edits={"DST001", "FUN009", "IMP001"},
+    )
+
+
+def test_import_torch_nn_functional_without_alias():
+    assert_ports(
+        """
+            import torch
+            import torch.nn.functional
+            y = torch.nn.functional.relu(torch.ones(2))
+        """,
+        """
+            import mindspore
+            import mindspore.ops
+            y = mindspore.ops.relu(mindspore.ops.ones(2))
+        """,
+        edits={"FUN001", "FUN009", "IMP001"},
+    )
+
+
+def test_no_torch_no_change():
+    assert_ports(
+        """
+            import math
+            x = math.sqrt(2.0)
+        """,
+        """
+            import math
+            x = math.sqrt(2.0)
+        """,
+        edits=set(),
+    )
