@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo docs bench screenshots verify-apis discover-apis
+.PHONY: venv test demo docs bench screenshots verify-apis discover-apis test-fast
 
 venv: $(STAMP)
 
@@ -27,6 +27,10 @@ test: venv
 	@$(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
+
+# The fast tier: before/after text tests that import neither torch nor mindspore (seconds).
+test-fast: venv
+	$(PY) -m pytest -p no:cacheprovider -q tests/fast $(PYTEST_ARGS)
 
 # The real-browser test (tests/test_browser.py, marker `browser`) is part of `make test`;
 # this runs it alone and also refreshes the user guide's two screenshots in docs/images/.

@@ -13,7 +13,7 @@ import libcst as cst
 _EMPTY_MODULE = cst.Module(body=[])
 
 
-def _subclasses(base) -> frozenset:
+def subclasses(base) -> frozenset:
     out, todo = set(), [base]
     while todo:
         for sub in todo.pop().__subclasses__():
@@ -24,9 +24,9 @@ def _subclasses(base) -> frozenset:
 
 
 #: libcst node classes of statements (a line of small statements, or a compound one)
-STATEMENT_TYPES = _subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
+STATEMENT_TYPES = subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
 #: libcst node classes of expressions
-EXPRESSION_TYPES = _subclasses(cst.BaseExpression)
+EXPRESSION_TYPES = subclasses(cst.BaseExpression)
 
 
 @functools.lru_cache(maxsize=2048)

@@ -31,7 +31,7 @@ from msmagic.engine.imports import ImportPlan, identifiers
 from msmagic.engine.ipython import mask, unmask
 from msmagic.engine.names import collect_imports, top_level_calls, torch_bindings
 from msmagic.engine.session import PortSession
-from msmagic.engine.walk import Walker
+from msmagic.engine.walk import Walker, walk
 from msmagic.errors import PortSyntaxError
 from msmagic.result import Finding, PortResult
 
@@ -80,7 +80,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     if not state.bindings:
         return _untouched(source, facts, session, [NO_TORCH_NOTE])
     walker = Walker(state)
-    new_module = module.visit(walker)
+    new_module = walk(module, walker)
     new_module = state.imports.insert(new_module)
     code, in_ranges, after_of, edits, findings = positions(
         state.edit_log, module, new_module, state.imports.inserted, walker.top_origin, _title,

@@ -293,8 +293,7 @@ def _flatten_parameters(site):
         site.finding("RNN004", "MindSpore's recurrent layers have no flatten_parameters(); "
                      "PyTorch's returns None", comment="flatten_parameters() does not exist in MindSpore")
         return None
-    before, after = site.siblings()
-    alone = not before and not after
+    alone = len(site.blocks[-1][0]) == 1 if site.blocks else True
 
     def drop(line):
         if len(line.body) > 1:

@@ -518,10 +518,8 @@ statement_hook("TRN001", cst.For, cst.While, cst.FunctionDef)(_training_step)
 def _clip_call(site):
     """Clipping is rewritten by the training-step hook when it sits in a recognised step;
     anywhere else it is flagged."""
-    holder = site.statement
-    before, after = site.siblings()
     if site.is_statement and site.blocks and site.depth > 0:
-        p = _analyse(site, [*before, holder, *after])
+        p = _analyse(site, site.blocks[-1][0])  # the block holding the call's statement
         if p.backs and not p.problem and any(c is site.original for _, c in p.clips):
             args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(site.original.args)}
             norm = args.get(2) or args.get("norm_type")
@@ -552,9 +550,7 @@ def _stray(ctx, original, updated):
     name = _method_name(c)
     if name not in ("step", "zero_grad") or not ctx.torch_in_scope:
         return updated
-    before, after = ctx.siblings()
-    stmts = [*before, original, *after]
-    p = _analyse(ctx, stmts)
+    p = _analyse(ctx, ctx.blocks[-1][0])  # the block holding this statement
     if name == "step" and not _is_optimizer(ctx, c.func.value, set()) and not p.backs:
         return updated
     owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
