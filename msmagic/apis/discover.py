@@ -100,7 +100,7 @@ def _exists(target: str) -> bool:
 
 def module_candidates(index: dict, docs: dict) -> dict:
     """Layers of module_db with a same-named (or documented) MindSpore layer."""
-    import mindspore
+    import mindspore  # noqa: F401  (loaded before the layer lookups)
 
     from msmagic.apis import catalog
 

@@ -16,12 +16,9 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine import build
-from msmagic.engine import spec as S
+from msmagic.engine import arguments, build
 from msmagic.engine.edits import Record
 from msmagic.engine.names import root_name
-
-STAR_ARGS_RULE = "GEN003"
 
 
 class Context:
@@ -214,18 +211,7 @@ class Context:
     def bound(self) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]]:
         """(PyTorch parameter name, updated Arg, passed positionally) for each argument;
         ``None`` when ``*args``/``**kwargs`` make binding impossible."""
-        sig = self.entry.sig
-        out = []
-        pos = 0
-        for arg in self.updated.args:
-            if arg.star:
-                return None
-            if arg.keyword is None:
-                out.append((sig[pos] if pos < len(sig) else None, arg, True))
-                pos += 1
-            else:
-                out.append((arg.keyword.value, arg, False))
-        return out
+        return arguments.bind(self.entry.sig, self.updated.args)
 
     def arg(self, name: str) -> Optional[cst.Arg]:
         for p, a, _ in self.bound() or []:
@@ -236,84 +222,7 @@ class Context:
     def apply(self, func=None) -> cst.Call:
         """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` to the call; returns
         the new call (with ``func`` as its callee when given)."""
-        e = self.entry
-        call = self.updated
-        bound = self.bound()
-        if bound is None:
-            if e.has_arg_rules:
-                self.finding(
-                    STAR_ARGS_RULE,
-                    f"arguments passed with * or ** cannot be checked against {self.api}'s "
-                    "MindSpore counterpart",
-                    comment="*args/**kwargs not checked",
-                )
-            return call.with_changes(func=func) if func is not None else call
-        ms_sig = e.ms_sig if e.ms_sig is not None else tuple(e.rename.get(p, p) for p in e.sig)
-        new_args: list[cst.Arg] = []
-        present = set()
-        positional_ok = True
-        for name, arg, positional in bound:
-            present.add(name)
-            if name in e.drop:
-                self.changes.append(f"dropped {name}=")
-                self.edit(e.drop[name], None, detail=f"{name}= dropped: {self.code(arg.value).strip()}")
-                continue
-            if name in e.unsupported:
-                spec = e.unsupported[name]
-                pred, reason = spec if isinstance(spec, tuple) else (None, spec)
-                if pred is None or pred(self, arg):
-                    self.finding(
-                        e.rule, f"{name}={self.code(arg.value).strip()}: {reason}",
-                        comment=f"{name}= has no MindSpore equivalent, removed",
-                    )
-                    continue
-                if name not in e.values:  # a harmless value (PyTorch's default):
-                    # MindSpore has no such parameter, so passing it on would raise
-                    self.changes.append(f"dropped {name}= (default value)")
-                    continue
-                # otherwise the value transform below decides
-            out_name = e.rename.get(name, name) if name else None
-            value = arg.value
-            if name in e.values:
-                new_value = e.values[name](self, arg)
-                if isinstance(new_value, tuple):  # (new keyword, value)
-                    out_name, new_value = new_value
-                if new_value is False:  # the transform removed the argument
-                    continue
-                if new_value is not None and new_value is not arg.value:
-                    value = new_value
-                    if not any(c.startswith(f"{name} ") for c in self.changes):
-                        self.changes.append(f"{name} value ported")
-            keep_pos = (
-                positional
-                and positional_ok
-                and out_name is not None
-                and len(new_args) < len(ms_sig)
-                and ms_sig[len(new_args)] == out_name
-            ) or (positional and out_name is None)
-            if out_name != name and name is not None and not keep_pos:
-                self.changes.append(f"{name}= -> {out_name}=")
-            if keep_pos:
-                new_args.append(arg.with_changes(value=value))
-            else:
-                positional_ok = False
-                new_args.append(arg.with_changes(keyword=cst.Name(out_name), value=value,
-                                                equal=build.KEYWORD_EQUAL))
-        for ms_name, default in e.defaults.items():
-            text, rule = default if isinstance(default, tuple) else (default, e.rule)
-            torch_names = {p for p, m in e.rename.items() if m == ms_name} | {ms_name}
-            if present & torch_names:
-                continue
-            if any(a.keyword is not None and a.keyword.value == ms_name for a in new_args):
-                continue
-            new_args.append(build.keyword_arg(ms_name, build.parse_expression(text)))
-            self.changes.append(f"added {ms_name}={text}")
-            if rule != e.rule:
-                self.edit(rule, None, detail=f"added {ms_name}={text}")
-        changes = {"args": build.join_args(new_args, call.args)}
-        if func is not None:
-            changes["func"] = func
-        return call.with_changes(**changes)
+        return arguments.apply(self, func)
 
     def describe(self, base: str = "") -> str:
         """The edit's detail: ``base`` and what :meth:`apply` changed."""

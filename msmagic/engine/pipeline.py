@@ -67,6 +67,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     except (ValueError, RecursionError, MemoryError) as exc:
         raise PortSyntaxError(str(exc), 1, 1) from None
     facts = plan.statement_facts(tree)
+    del tree  # the facts are all the port needs of it: free it before libcst's tree
     session = session if session is not None else PortSession()
     if not session.torch_names and _TORCH_WORD.search(masked.text) is None:
         return _untouched(source, facts, session, [NO_TORCH_NOTE])

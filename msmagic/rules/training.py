@@ -10,7 +10,6 @@ statements. Loop shapes that cannot be rewritten faithfully are flagged (TRN004)
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 from typing import Optional
 

@@ -1,7 +1,7 @@
 """Table fixes (TBL001-TBL003): flagged table entries ported with the logic they need."""
 
 import msmagic
-from tests.rules.support import check, findings, src
+from tests.rules.support import check, src
 
 
 def test_std_var_default_to_pytorchs_correction():
