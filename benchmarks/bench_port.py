@@ -13,7 +13,7 @@ Figures (targets in brackets):
   step = (time ratio) / (line ratio)  [<= 1.15; 1.0 is linear];
 * port time / bare ``libcst.parse_module(text).code`` of the same text  [<= 2x];
 * peak memory of the port / of a bare libcst parse+codegen, each measured in a fresh
-  subprocess as the growth of the peak resident set (``ru_maxrss``) over the one call,
+  subprocess as the growth of the peak resident set (``VmHWM``) over the one call,
   after the imports and a warm-up port  [<= 1.5x]. The ``tracemalloc`` peak is printed
   too, but it misses what libcst's native parser allocates (a bare parse of 8,000 lines
   shows ~15 MiB there and ~180 MiB of resident growth), so the ratio uses the RSS;
@@ -417,10 +417,16 @@ if kind == "port":
 else:
     libcst.parse_module("x = 1\\n").code
     op = lambda: libcst.parse_module(text).code
+def hwm_kb():  # this process's resident high-water mark (ru_maxrss would carry the
+    # parent's over fork+exec on Linux: a large benchmark process would hide the figure)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if how == "rss":  # without tracemalloc, whose own bookkeeping would count
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss0 = hwm_kb()
     op()
-    print(json.dumps({"rss_delta_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0}))
+    print(json.dumps({"rss_delta_kb": hwm_kb() - rss0}))
 else:
     tracemalloc.start()
     op()

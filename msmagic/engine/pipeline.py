@@ -145,15 +145,12 @@ def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: 
         entry = S.APIS.get(r.api) if r.api and not r.finding else None
         if entry is not None and entry.params is not None:
             modules.setdefault(r.statement, {})[r.api] = entry.params
-    try:
-        out_tree = ast.parse(code)
-    except SyntaxError:  # pragma: no cover - the port always writes Python
-        out_tree = None
+    changed = {r.statement for r in state.edit_log.records if not r.finding}
     if len(facts) != len(in_ranges):  # pragma: no cover - ast and libcst disagree
         facts = [(rng, frozenset(), frozenset(), False) for rng in in_ranges]
     # libcst's ranges: a block's trailing comment lines belong to the block
     facts = [(rng, *f[1:]) for rng, f in zip(in_ranges, facts)]
-    statements = plan.build(facts, plan.out_binds(out_tree, after_of), after_of, tags, modules)
+    statements = plan.build(facts, plan.out_binds(code, after_of, changed), after_of, tags, modules)
     return statements, {k: v for m in modules.values() for k, v in m.items()}
 
 

@@ -106,17 +106,19 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return names
 
 
-def out_binds(tree: Optional[ast.Module], out_ranges: dict[int, tuple[int, int]]) -> dict[int, frozenset]:
-    """Names the output statements of each input statement bind."""
-    if tree is None:
-        return {}
-    spans = sorted((rng, i) for i, rng in out_ranges.items())
-    found: dict[int, set] = {}
-    k = 0
-    for node in tree.body:
-        line = node.lineno
-        while k < len(spans) and spans[k][0][1] < line:
-            k += 1
-        if k < len(spans) and spans[k][0][0] <= line:
-            found.setdefault(spans[k][1], set()).update(_bound_names(node))
-    return {i: frozenset(s) for i, s in found.items()}
+def out_binds(code: str, out_ranges: dict[int, tuple[int, int]], changed: set) -> dict[int, frozenset]:
+    """Names the output statements of each changed input statement bind (an unchanged
+    statement binds what it bound). Only those chunks of the output are parsed, so the
+    plan never holds a second tree of the whole cell."""
+    lines = code.splitlines(keepends=True)
+    found: dict[int, frozenset] = {}
+    for i in changed:
+        rng = out_ranges.get(i)
+        if rng is None:
+            continue
+        try:
+            tree = ast.parse("".join(lines[rng[0] - 1: rng[1]]))
+        except SyntaxError:  # pragma: no cover - the port writes whole statements
+            continue
+        found[i] = frozenset().union(*(_bound_names(node) for node in tree.body))
+    return found

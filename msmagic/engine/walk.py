@@ -237,30 +237,13 @@ class Walker(cst.CSTTransformer):
             return result
         text = f"{MARKER} " + "; ".join(dict.fromkeys(msgs))
         if isinstance(result, cst.SimpleStatementLine):
-            tw = result.trailing_whitespace
-            if tw.comment is not None and text in tw.comment.value:
-                return result
-            value = f"{tw.comment.value}  {text}" if tw.comment else text
-            return result.with_changes(
-                trailing_whitespace=tw.with_changes(
-                    whitespace=tw.whitespace if tw.comment else cst.SimpleWhitespace("  "),
-                    comment=cst.Comment(value),
-                )
-            )
+            tw = _commented(result.trailing_whitespace, text)
+            return result if tw is None else result.with_changes(trailing_whitespace=tw)
         body = getattr(result, "body", None)
         if isinstance(body, cst.IndentedBlock):
-            hdr = body.header
-            if hdr.comment is not None and text in hdr.comment.value:
-                return result
-            value = f"{hdr.comment.value}  {text}" if hdr.comment else text
-            return result.with_changes(
-                body=body.with_changes(
-                    header=hdr.with_changes(
-                        whitespace=hdr.whitespace if hdr.comment else cst.SimpleWhitespace("  "),
-                        comment=cst.Comment(value),
-                    )
-                )
-            )
+            header = _commented(body.header, text)
+            return result if header is None else result.with_changes(
+                body=body.with_changes(header=header))
         return result
 
     # ------------------------------------------------------------ records
@@ -721,6 +704,16 @@ class Walker(cst.CSTTransformer):
         if root_name(site.original.func) in self.state.imports.kept_torch_locals:
             return site.updated
         return site.updated.with_changes(func=self.state.imports.torch_ref(site.api))
+
+
+def _commented(tw: cst.TrailingWhitespace, text: str):
+    """The line end with ``text`` added to its comment; None when it is there already."""
+    if tw.comment is not None and text in tw.comment.value:
+        return None
+    return tw.with_changes(
+        whitespace=tw.whitespace if tw.comment else cst.SimpleWhitespace("  "),
+        comment=cst.Comment(f"{tw.comment.value}  {text}" if tw.comment else text),
+    )
 
 
 def _is_torch_only(m: S.Method) -> bool:
