@@ -15,7 +15,6 @@ the divergence box all count it once.
 from __future__ import annotations
 
 import ast
-from typing import Optional
 
 from msmagic.result import Statement
 
