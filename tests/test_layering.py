@@ -154,3 +154,13 @@ def test_no_import_cycle_among_modules():
             visit(m)
     cycles = [c for c in cycles if tuple(sorted(set(c))) not in KNOWN_CYCLES]
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_row_statuses_keep_their_published_import_path():
+    """Scripts written against msmagic 0.1 (the real-world acceptance runner among them)
+    import the row statuses from msmagic.lockstep."""
+    from msmagic.lockstep import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH
+    from msmagic.parity_check import compare
+
+    assert (MATCH, DIFFERS, ONLY_TORCH, ONLY_MS, NOT_COMPARABLE) == (
+        compare.MATCH, compare.DIFFERS, compare.ONLY_TORCH, compare.ONLY_MS, compare.NOT_COMPARABLE)
