@@ -85,7 +85,7 @@ def _imports(module: str, top_level_only: bool) -> list[tuple[str, str]]:
 def test_the_module_list_is_sane():
     assert {"msmagic.result", "msmagic.parity_check", "msmagic.parity_check.report", "msmagic.render",
             "msmagic.render.parity"} <= set(MODULES)
-    for gone in ("msmagic.lockstep", "msmagic.parity_runner", "msmagic.parity_report"):
+    for gone in ("msmagic.parity_runner", "msmagic.parity_report"):
         assert gone not in MODULES
 
 
