@@ -15,6 +15,7 @@ imported the first time a cell is ported or compared, so ``%load_ext msmagic`` s
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import keyword
 import re
@@ -31,6 +32,12 @@ __all__ = ["MsMagic", "ShadowSummary", "load_ipython_extension", "unload_ipython
 
 _MAGIC_NAMES = {"cell": ("ms_port", "ms_parity"), "line": ("ms_shadow",)}
 _PORT_CELL = re.compile(r"""run_cell_magic\(\s*['"]ms_(?:port|parity)['"]""")
+_PORT_MAGIC_LINE = re.compile(r"%%ms_(?:port|parity)\b")
+#: cell magics that run their body in the user's namespace: ``In`` holds the
+#: ``run_cell_magic`` call IPython made of such a cell, and its body is what ran
+_RUNS_BODY = ("time", "capture", "prun")
+#: cell magics %%ms_parity runs the PyTorch cell under (their line follows %%ms_parity)
+_PARITY_WRAPPERS = ("time", "timeit", "prun", "capture")
 
 
 @magics_class
@@ -74,12 +81,17 @@ class MsMagic(Magics, Configurable):
 
         ``In`` holds cells as IPython translated them; a ``%%ms_port`` cell (this one
         included) is a ``run_cell_magic('ms_port', ...)`` call there, and its body is
-        learned right after it is ported instead.
+        learned right after it is ported instead. A cell run under ``%%time``,
+        ``%%capture`` or ``%%prun`` is a ``run_cell_magic`` call too: its body is what
+        ran in the user's namespace, so the body is learned.
         """
         history = self.shell.user_ns.get("In", []) if self.shell is not None else []
         for index in range(self._learned, len(history)):
             source = history[index]
-            if isinstance(source, str) and source.strip() and not _PORT_CELL.search(source):
+            if not isinstance(source, str) or _PORT_CELL.search(source):
+                continue
+            source = _cell_body(source)
+            if source.strip() and not _PORT_MAGIC_LINE.match(source.lstrip()):
                 session.learn(source)
         self._learned = max(self._learned, len(history))
 
@@ -225,6 +237,9 @@ class MsMagic(Magics, Configurable):
         there never changes your variables. The report shows one row per compared
         value, the statement where the two sides first diverge with the rules that
         changed it, errors next to the statement that raised them, and the run times.
+        A %%time, %%timeit or %%prun line below %%ms_parity is kept in the port and the
+        cell runs once on each side; under %%capture NAME the output of the run is
+        captured into NAME as the plain cell's would be.
         """
         args = parse_argstring(self.ms_parity, line)
         if args.help:
@@ -258,16 +273,18 @@ class MsMagic(Magics, Configurable):
         from msmagic.errors import PortSyntaxError
 
         device_error = getattr(_parity, "ParityDeviceError", ())
+        wrapper, capture, capture_name = self._parity_wrapper(cell)
         session = self._get_session()
         self._learn_history(session)
         try:
-            report = _parity.parity(
-                cell,
-                options,
-                user_ns=self.shell.user_ns,
-                shadow=_parity.shadow_namespace(),
-                session=session,
-            )
+            with capture or contextlib.nullcontext() as captured:
+                report = _parity.parity(
+                    cell,
+                    options,
+                    user_ns=self.shell.user_ns,
+                    shadow=_parity.shadow_namespace(),
+                    session=session,
+                )
         except PortSyntaxError as err:
             raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
         except device_error as err:
@@ -282,6 +299,8 @@ class MsMagic(Magics, Configurable):
             ) from None
         # later cells may use the names this cell imported (its PyTorch side ran here)
         session.learn(cell)
+        if capture_name:
+            self.shell.user_ns[capture_name] = captured
         # presentation is the magic's: the report carries it for the renderers
         if isinstance(getattr(report, "options", None), dict):
             report.options["view"] = view
@@ -292,14 +311,48 @@ class MsMagic(Magics, Configurable):
         from IPython.display import display
 
         display(report)
+        if wrapper in ("time", "timeit", "prun"):
+            print(f"ms_parity: %%{wrapper} ran the cell once on each side, in lockstep "
+                  "(not repeated, not profiled); the report's time line gives each side's time")
         if report.torch_error is not None:
             self._show_cell_error(report.torch_error)
             return None
+        if capture is not None:
+            return None  # a %%capture cell shows nothing of its own
         if report.interrupted:
             print("ms_parity: interrupted")
             return None
         # what the plain cell would have shown as Out[] (None shows nothing)
         return getattr(report, "value", None)
+
+    def _parity_wrapper(self, cell):
+        """The cell magic the PyTorch cell starts with, below ``%%ms_parity``: (its name,
+        the capture to run the parity check under and the name to bind it to for
+        ``%%capture``), or Nones.
+        ``%%time``/``%%timeit``/``%%prun`` lines stay in the cell (the port keeps them,
+        neither side runs them); a cell magic whose body IPython does not run as a
+        cell of Python in the user's namespace is refused."""
+        from msmagic.engine.ipython import cell_magic
+
+        header = cell_magic(cell)
+        if header is None:
+            return None, None, None
+        if header.name not in _PARITY_WRAPPERS:
+            raise UsageError(
+                f"%%ms_parity cannot run a %%{header.name} cell: only %%"
+                + ", %%".join(_PARITY_WRAPPERS) + " may follow %%ms_parity; put %%"
+                f"{header.name} on a cell of its own"
+            )
+        if header.name != "capture":
+            return header.name, None, None
+        from IPython.utils.capture import capture_output
+
+        try:
+            args = parse_argstring(self.shell.find_cell_magic("capture"), header.rest)
+        except UsageError as err:
+            raise UsageError(f"%%capture {header.rest.strip()}: {err}") from None
+        capture = capture_output(not args.no_stdout, not args.no_stderr, not args.no_display)
+        return header.name, capture, args.output or None
 
     def _against_value(self, var):
         """The value of the variable named by ``--against VAR`` (None without the
@@ -360,6 +413,41 @@ class MsMagic(Magics, Configurable):
                 raise UsageError(f"%ms_shadow: {args.name!r} is not in the shadow namespace (names: {names})")
             return shadow[args.name]
         return ShadowSummary(shadow)
+
+
+def _cell_body(source: str) -> str:
+    """The cell a history entry ran: the body of ``get_ipython().run_cell_magic('time',
+    '', body)`` for the magics that run their body in the user's namespace (nested ones
+    too); other entries as they are."""
+    if "run_cell_magic" not in source:
+        return source
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return source
+    call = tree.body[0].value
+    if not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "run_cell_magic"
+        and len(call.args) == 3
+        and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)
+        and call.args[0].value in _RUNS_BODY
+    ):
+        return source
+    body = call.args[2].value
+    # a nested cell magic (``%%time`` above ``%%capture``) is a cell again
+    if body.lstrip().startswith("%%"):
+        from msmagic.engine.ipython import cell_magic
+
+        header = cell_magic(body)
+        if header is not None and header.name in _RUNS_BODY:
+            return "\n".join(body.split("\n")[header.index + 1:])
+    return body
 
 
 def _help_text(parser) -> str:

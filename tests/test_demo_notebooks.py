@@ -40,6 +40,7 @@ EXPECTED_VERDICTS: dict[str, dict[str, str]] = {
         "model_report": _OK,
         "train_report": _OK,
         "eval_report": _OK,
+        "course_report": _OK,
         "grad_report": _OK,
     },
     "04_autograd_walkthrough.ipynb": {

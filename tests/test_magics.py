@@ -320,3 +320,53 @@ def test_real_port_through_the_magic(ip):
     data = c.outputs[0].data
     assert set(data) >= {"text/plain", "text/html"}
     assert data["text/plain"].startswith("msmagic port: ")
+
+
+# ----------------------------------------------------------------------------- cell magics below ours
+
+
+def test_real_port_keeps_a_time_line_above_the_ported_body(ip):
+    with capture_output():
+        ip.run_cell_magic("ms_port", "-o r", "%%time\n" + TORCH_CELL)
+    r = ip.user_ns.pop("r")
+    assert r.code == "%%time\nimport mindspore\nimport mindspore.nn as nn\nlayer = nn.Dense(3, 4)\n"
+
+
+def test_imports_of_a_cell_run_under_time_are_learned(ip):
+    ip.run_cell("%%time\nimport torch.nn as nn\n", store_history=True)
+    with capture_output():
+        ip.run_cell("%%ms_port -o r\nlayer = nn.Linear(3, 4)\n", store_history=True)
+    assert ip.user_ns.pop("r").code == "layer = nn.Dense(3, 4)\n"
+
+
+def test_cell_body_of_history_entries():
+    from msmagic.magics import _cell_body
+
+    assert _cell_body("get_ipython().run_cell_magic('time', '', 'import torch\\n')\n") == "import torch\n"
+    assert _cell_body("get_ipython().run_cell_magic('capture', 'c', '%%time\\nimport torch')") == "import torch"
+    assert _cell_body("get_ipython().run_cell_magic('bash', '', 'ls')") \
+        == "get_ipython().run_cell_magic('bash', '', 'ls')"
+    assert _cell_body("x = 1") == "x = 1"
+
+
+def test_parity_runs_a_cell_with_a_time_line(ip):
+    with capture_output() as c:
+        ip.run_cell_magic("ms_parity", "-o rep", "%%time\nimport torch\nx = torch.ones(2)\n")
+    rep = ip.user_ns.pop("rep")
+    assert rep.ok and rep.torch_error is None, rep
+    assert "%%time ran the cell once on each side" in c.stdout
+    assert rep.port.code.startswith("%%time\nimport mindspore\n")
+
+
+def test_parity_under_capture_binds_the_captured_output(ip):
+    with capture_output() as c:
+        ip.run_cell_magic("ms_parity", "-o rep", "%%capture cap\nimport torch\nx = torch.ones(2)\nprint('noisy')\n")
+    rep, cap = ip.user_ns.pop("rep"), ip.user_ns.pop("cap")
+    assert rep.ok, rep
+    assert "noisy" in cap.stdout and "noisy" not in c.stdout
+
+
+def test_parity_refuses_a_cell_magic_that_does_not_run_python(ip):
+    with capture_output():
+        with pytest.raises(UsageError, match="cannot run a %%bash cell"):
+            ip.run_cell_magic("ms_parity", "", "%%bash\necho hi\n")

@@ -134,3 +134,43 @@ case("torch.nn.utils.parameters_to_vector", """
     vec = nn.utils.parameters_to_vector(model.parameters())
     n = vec.numel()
 """)
+
+# typed tensor constructors (DAT007): data in, the matching dtype out
+for _name, _data in (("DoubleTensor", "[1.5, -2.0]"), ("HalfTensor", "[1.5, -2.0]"),
+                     ("BFloat16Tensor", "[1.5, -2.0]"), ("IntTensor", "[3, -1]"),
+                     ("ShortTensor", "[3, -1]"), ("CharTensor", "[3, -1]"),
+                     ("ByteTensor", "[3, 1]"), ("BoolTensor", "[True, False]")):
+    case(f"torch.{_name}", f"""
+        import torch
+        out = torch.{_name}({_data})
+    """)
+
+case("torch.backends.mps.is_built", """
+    import torch
+    built = torch.backends.mps.is_built()
+    out = torch.tensor(float(built))
+""")
+
+case("object.dataset", """
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    data = TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
+    loader = DataLoader(data, batch_size=4)
+    n = len(loader.dataset)
+""")
+
+# torchvision cannot be installed beside the CPU torch here: the transforms the port
+# leaves as they are must be flagged; InterpolationMode's members are ported (untested)
+for _name in ("ColorJitter", "FiveCrop", "GaussianBlur", "Grayscale", "Lambda", "PILToTensor", "Pad",
+              "RandomAffine", "RandomApply", "RandomChoice", "RandomCrop", "RandomErasing",
+              "RandomHorizontalFlip", "RandomResizedCrop", "RandomRotation", "RandomVerticalFlip",
+              "ToPILImage"):
+    flagged(f"torchvision.transforms.{_name}", f"""
+        import torchvision.transforms as T
+        t = T.{_name}()
+    """)
+for _name in ("NEAREST", "BILINEAR", "BICUBIC"):
+    case(f"torchvision.transforms.InterpolationMode.{_name}", f"""
+        import torchvision.transforms as T
+        mode = T.InterpolationMode.{_name}
+    """)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
+import re
 
 import libcst as cst
 
@@ -27,6 +29,53 @@ def subclasses(base) -> frozenset:
 STATEMENT_TYPES = subclasses(cst.BaseCompoundStatement) | {cst.SimpleStatementLine}
 #: libcst node classes of expressions
 EXPRESSION_TYPES = subclasses(cst.BaseExpression)
+
+#: node classes that carry only formatting or an operator token: no code in them (the
+#: walk never visits them; more than half the nodes of a cell are such tokens)
+TOKEN_TYPES = frozenset().union(*(
+    subclasses(base) | {base} for base in (
+        cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
+        cst.Comment, cst.Semicolon, cst.Colon, cst.Comma, cst.Dot, cst.AssignEqual,
+        cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+        cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar, cst.Asynchronous,
+        cst.BaseUnaryOp, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp,
+    )
+))
+_FIELD_CALL = re.compile(r'visit_(\w+)\(\s*self,\s*"(\w+)"')
+
+
+@functools.lru_cache(maxsize=None)
+def child_fields(cls) -> tuple:
+    """(field, how) in the order libcst visits them (read from libcst's own
+    ``_visit_and_replace_children``, so it follows the installed version); how:
+    "required", "optional", "sentinel" (may be MaybeSentinel) or "many" (a sequence)."""
+    source = inspect.getsource(cls._visit_and_replace_children)
+    return tuple(
+        (name, "many" if how in ("sequence", "body_sequence", "iterable") else how)
+        for how, name in _FIELD_CALL.findall(source)
+    )
+
+
+def child_nodes(node):
+    """The children of ``node`` that can hold code, in source order."""
+    for name, how in child_fields(type(node)):
+        value = getattr(node, name)
+        if how == "many" and isinstance(value, (tuple, list)):
+            for item in value:
+                if type(item) not in TOKEN_TYPES:
+                    yield item
+        elif isinstance(value, cst.CSTNode) and type(value) not in TOKEN_TYPES:
+            yield value
+
+
+def descendants(node):
+    """``node`` and everything under it that can hold code, depth first in source order
+    (plain attribute reads: a libcst visitor would rebuild or dispatch on every node)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(list(child_nodes(n))))
 
 
 @functools.lru_cache(maxsize=2048)

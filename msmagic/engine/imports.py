@@ -12,7 +12,7 @@ import libcst as cst
 
 from msmagic.engine import spec as S
 from msmagic.engine.build import attr_chain, code, parse_statement
-from msmagic.engine.names import MARKER, dotted
+from msmagic.engine.names import MARKER, dotted, is_torch
 
 IMPORT_RULE = "IMP001"
 UNMAPPED_RULE = "GEN001"
@@ -30,6 +30,8 @@ class ImportPlan:
         self.kept_torch_locals: set[str] = set()
         self.added: list[tuple[str, str, str]] = []  # (kind, module, name)
         self.keep_torch_import = False
+        #: ecosystem packages (torchvision...) kept for calls left as they are
+        self.kept_roots: list[str] = []
         self.inserted: list = []
         #: identifiers the cell uses as names (not attributes): a name is free when absent
         self._identifiers = identifiers
@@ -104,9 +106,14 @@ class ImportPlan:
             self.added.append(key)
 
     def torch_ref(self, qual: str) -> cst.BaseExpression:
-        """Refer to a PyTorch object that stays PyTorch (no mapping): ``torch.x.y``."""
-        self.keep_torch_import = True
-        return attr_chain("torch", qual.split(".")[1:])
+        """Refer to a PyTorch object that stays PyTorch (no mapping): ``torch.x.y`` (or
+        ``torchvision.x.y``: its import is kept)."""
+        root, *rest = qual.split(".")
+        if root == "torch":
+            self.keep_torch_import = True
+        elif root not in self.kept_roots:
+            self.kept_roots.append(root)
+        return attr_chain(root, rest)
 
     def insert(self, module: cst.Module) -> cst.Module:
         """The module with the queued imports after its leading imports."""
@@ -124,6 +131,8 @@ class ImportPlan:
             lines.append(
                 parse_statement(f"import torch  {MARKER} kept for the PyTorch calls flagged below\n")
             )
+        for root in self.kept_roots:
+            lines.append(parse_statement(f"import {root}  {MARKER} kept for the calls flagged below\n"))
         if not lines:
             return module
         self.inserted = lines
@@ -180,7 +189,7 @@ def rewrite_import(ctx, node: cst.Import):
     changed = False
     for alias in node.names:
         full = dotted(alias.name)
-        if full.split(".")[0] != "torch":
+        if not is_torch(full):
             keep.append(alias)
             continue
         changed = True
@@ -218,8 +227,8 @@ def rewrite_import_from(ctx, node: cst.ImportFrom):
     if node.relative or node.module is None:
         return node
     base = dotted(node.module)
-    if base.split(".")[0] != "torch" or isinstance(node.names, cst.ImportStar):
-        if base.split(".")[0] == "torch":
+    if not is_torch(base) or isinstance(node.names, cst.ImportStar):
+        if is_torch(base):
             ctx.finding(UNMAPPED_RULE, "star imports from torch cannot be ported name by name",
                         node=node, api=base)
         return node

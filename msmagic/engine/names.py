@@ -14,6 +14,14 @@ from typing import Optional
 import libcst as cst
 
 MARKER = "# msmagic:"
+#: top-level packages whose imports the port follows: PyTorch and the ecosystem
+#: libraries notebooks import beside it (their APIs are mapped or flagged by rules)
+TORCH_ROOTS = frozenset({"torch", "torchvision", "torchmetrics", "torchinfo"})
+
+
+def is_torch(qual: str) -> bool:
+    """Does a qualified name belong to PyTorch or a library of its ecosystem?"""
+    return qual.split(".")[0] in TORCH_ROOTS
 
 
 def dotted(node) -> str:
@@ -84,7 +92,7 @@ def torch_bindings(module: cst.Module, imports: dict, session_torch_names: dict)
         if name not in imports:
             bindings.pop(name, None)
     for local, qual in imports.items():
-        if qual.split(".")[0] == "torch":
+        if is_torch(qual):
             bindings[local] = qual
         else:
             bindings.pop(local, None)

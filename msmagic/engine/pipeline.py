@@ -37,7 +37,7 @@ from msmagic.result import Finding, PortResult
 
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 NOTHING_TO_PORT_NOTE = "Nothing in this cell needs porting: it is already MindSpore-compatible."
-_TORCH_WORD = re.compile(r"\btorch\b")
+_TORCH_WORD = re.compile(r"\btorch(?:vision|metrics|info)?\b")  # names.TORCH_ROOTS
 
 
 def port(source: str, *, session: Optional[PortSession] = None) -> PortResult:

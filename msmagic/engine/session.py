@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.ipython import mask
-from msmagic.engine.names import collect_imports
+from msmagic.engine.names import collect_imports, is_torch
 
 
 class PortSession:
@@ -46,7 +46,7 @@ class PortSession:
     def learn_imports(self, imports: dict) -> None:
         """Record a cell's imports (local name -> qualified name)."""
         for name, qual in imports.items():
-            if qual.split(".")[0] == "torch":
+            if is_torch(qual):
                 self.torch_names[name] = qual
             elif name in self.torch_names:
                 # rebound to something else by a later import

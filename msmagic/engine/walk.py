@@ -7,14 +7,12 @@ classes and operators. Rules are handed a :class:`~msmagic.engine.context.Contex
 from __future__ import annotations
 
 import functools
-import inspect
-import re
 from typing import Optional
 
 import libcst as cst
 
 from msmagic.engine import spec as S
-from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, subclasses
+from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields
 from msmagic.engine.context import Context
 from msmagic.engine.edits import EditLog, Record
 from msmagic.engine.imports import UNMAPPED_RULE, rewrite_import, rewrite_import_from
@@ -44,31 +42,6 @@ class ClassInfo:
 # in libcst's order, and keeps a node whose children all came back unchanged: on a
 # 2,000-line cell that is half the nodes visited and most of the nodes never rebuilt.
 
-#: node classes that carry only formatting or an operator token: never visited
-TOKEN_TYPES = frozenset().union(*(
-    subclasses(base) | {base} for base in (
-        cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Newline,
-        cst.Comment, cst.Semicolon, cst.Colon, cst.Comma, cst.Dot, cst.AssignEqual,
-        cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-        cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.ImportStar, cst.Asynchronous,
-        cst.BaseUnaryOp, cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseAugOp,
-    )
-))
-_FIELD_CALL = re.compile(r'visit_(\w+)\(\s*self,\s*"(\w+)"')
-
-
-@functools.lru_cache(maxsize=None)
-def _child_fields(cls) -> tuple:
-    """(field, how) in the order libcst visits them (read from libcst's own
-    ``_visit_and_replace_children``, so it follows the installed version); how:
-    "required", "optional", "sentinel" (may be MaybeSentinel) or "many" (a sequence)."""
-    source = inspect.getsource(cls._visit_and_replace_children)
-    return tuple(
-        (name, "many" if how in ("sequence", "body_sequence", "iterable") else how)
-        for how, name in _FIELD_CALL.findall(source)
-    )
-
-
 #: what a removed single child becomes
 _REMOVED = {"optional": None, "sentinel": cst.MaybeSentinel.DEFAULT}
 
@@ -78,7 +51,7 @@ def walk(node, walker: "Walker"):
     ``node.visit(walker)`` but skipping formatting tokens and reusing unchanged nodes."""
     if walker.on_visit(node):
         changes = None
-        for name, how in _child_fields(type(node)):
+        for name, how in child_fields(type(node)):
             value = getattr(node, name)
             if how != "many":
                 if value is None or type(value) in TOKEN_TYPES or isinstance(value, cst.MaybeSentinel):

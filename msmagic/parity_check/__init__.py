@@ -171,7 +171,7 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
         device=opts.device,
         rtol=opts.rtol,
         atol=opts.atol,
-        notes=notes,
+        notes=notes + run.notes,
         interrupted=run.interrupted,
         timed_out=run.timed_out,
         against=opts.against is not None,

@@ -91,6 +91,8 @@ class PairRun:
     value: Any = None
     #: what the MindSpore side printed
     ms_stdout: Any = field(default_factory=io.StringIO)
+    #: what could not be synchronised (for the report's notes)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def error_statement(self) -> Optional[int]:
@@ -210,6 +212,7 @@ def execute(
     for step in steps:
         last_expr = keep_output and step is steps[-1] and step.expression
         if step.torch_code:
+            syncer.before_torch(step)
             try:
                 value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
                                   filenames[0], run, "torch", budget, last_expr)
@@ -222,6 +225,8 @@ def execute(
             except BaseException as exc:  # noqa: BLE001 - reported, not raised
                 run.torch_error, run.torch_error_statement = exc, step.index
                 break
+            finally:
+                syncer.after_torch(step)
             if last_expr and value is not _NO_VALUE:
                 outputs["torch"] = run.value = value
         if step.ms_code and ms_alive:
@@ -253,6 +258,8 @@ def execute(
             bad = [r for r in rows if r.status != MATCH]
             if bad:
                 run.first_divergence = (step.index, bad)
+    syncer.finish()
+    run.notes.extend(syncer.notes)
     if names is None:
         wanted = [n for n in bound_by if syncer.values.get(n) != bound_by[n]]
         # modules the cell used without rebinding them (a training loop updates

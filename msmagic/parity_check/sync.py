@@ -4,7 +4,13 @@
   and buffers copied into that Cell, once, when the name is bound to a new module, so
   random initialisation does not show up as a difference while training still does;
 * a value bound by a statement the port tagged ``random`` (``torch.randn``...) is copied
-  to the MindSpore side.
+  to the MindSpore side; a TensorDataset of random tensors becomes a MindSpore dataset of
+  the same rows;
+* a shuffled DataLoader bound by a statement the port tagged ``shuffle`` has its
+  MindSpore port iterate in the order PyTorch's loader drew: each time the PyTorch
+  loader is iterated, the permutation its RandomSampler draws is recorded
+  (:class:`ShuffleLink`), and the MindSpore loader is rebuilt over the same rows with a
+  sampler that takes those permutations in turn, so both sides see the same batches.
 
 Parameter names come from the port: each ported statement carries, for every PyTorch
 layer it constructs, the parameter-name map of the layer's mapping entry
@@ -15,20 +21,26 @@ session), so BatchNorm3d's ``weight`` becomes ``bn2d.gamma`` and a Transformer l
 
 from __future__ import annotations
 
+import collections
 import functools
+import weakref
 from typing import Callable, Optional
 
 from msmagic.parity_check.compare import (
+    DIFFERS,
+    Row,
     draw_mismatch,
     is_cell,
     is_tensor_like,
     is_torch_module,
     ms_state,
     to_mindspore,
+    to_numpy,
     torch_state,
 )
 
-__all__ = ["ms_name_for", "sync_module", "learn", "known_params", "Synchroniser"]
+__all__ = ["ms_name_for", "sync_module", "learn", "known_params", "Synchroniser", "ShuffleLink",
+           "link_shuffle"]
 
 #: layer (qualified name) -> parameter-name map, from every port parity ran in this
 #: process: modules live on in the shadow namespace after the cell that built them
@@ -147,14 +159,51 @@ class Synchroniser:
         #: random draws copied across: name -> the step that drew them (reported as
         #: synchronised, not compared, unless a later statement rebinds the name)
         self.values: dict[str, int] = {}
+        #: what could not be synchronised, for the report's notes
+        self.notes: list[str] = []
+        #: shuffled loaders' links -> epochs the MindSpore side had taken when the run began
+        self._taken: dict = {}
 
     def ms_name(self, tmod, torch_name: str) -> str:
         return ms_name_for(tmod, torch_name, self.params)
+
+    def before_torch(self, step) -> None:
+        """The PyTorch side is about to run ``step``: the shuffle orders its loaders draw
+        now are the ones the MindSpore side of the same step takes (earlier leftovers,
+        which MindSpore did not take, are dropped)."""
+        if not self.enabled:
+            return
+        for link in list(_LINKS):
+            self._taken.setdefault(link, (link.taken, link.missed))
+            link.pending.clear()
+            link.recording = True
+
+    def after_torch(self, step) -> None:
+        for link in list(_LINKS):
+            link.recording = False
+
+    def finish(self) -> None:
+        """Say which loaders gave the MindSpore side PyTorch's shuffle order in this run."""
+        for link, (taken, missed) in self._taken.items():
+            used, extra = link.taken - taken, link.missed - missed
+            if not used and not extra:
+                continue
+            reason = f"PyTorch's shuffle order used ({used} epoch{'s' if used != 1 else ''})"
+            if extra:
+                reason += (f"; {extra} more MindSpore epoch{'s' if extra != 1 else ''} had no "
+                           f"PyTorch order to follow and {'were' if extra != 1 else 'was'} "
+                           "shuffled at random")
+            if link.name not in self.run.synchronised:
+                self.run.synchronised.append(link.name)
+            before = self.run.sync_reasons.get(link.name, "")
+            kept = [part for part in before.split("; ") if part and "shuffle order" not in part]
+            self.run.sync_reasons[link.name] = "; ".join(kept + [reason])
 
     def after(self, step, tns: dict, mns: dict) -> None:
         if not self.enabled:
             return
         run = self.run
+        self._loaders(step, tns, mns)
         for n in step.bound:
             if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n]):
                 if self.modules.get(n) != id(tns[n]):
@@ -162,6 +211,19 @@ class Synchroniser:
                     self.modules[n] = id(tns[n])
                     run.synchronised.append(n)
                     run.sync_reasons[n] = "parameters and buffers copied as initialised"
+            elif "random" in step.tags and n in tns and n in mns and _is_tensor_dataset(tns[n]):
+                new, problem = dataset_from_torch(tns[n], mns[n])
+                if new is None:
+                    self.notes.append(f"`{n}`: the random tensors of the TensorDataset were not "
+                                      f"copied to MindSpore: {problem}")
+                    continue
+                mns[n] = new
+                run.synchronised.append(n)
+                self.values[n] = step.index
+                if problem:
+                    run.rows.append(Row(n, DIFFERS, statement=step.index, note=(
+                        f"random values synchronised, but {problem}")))
+                run.sync_reasons[n] = "random values copied (the TensorDataset's tensors)"
             elif "random" in step.tags and n in tns and is_tensor_like(tns[n]):
                 drawn = mns.get(n)
                 mns[n] = to_mindspore(tns[n])
@@ -174,3 +236,274 @@ class Synchroniser:
                     run.rows.append(mismatch)
                 run.sync_reasons[n] = "random values copied"
 
+    def _loaders(self, step, tns: dict, mns: dict) -> None:
+        """Loaders the step bound: random TensorDataset data copied, shuffle linked.
+
+        A loader the statement builds (tagged ``shuffle``) or gets from a function
+        (``train_loader = make_loader(ds)``) is linked when PyTorch shuffles it; one
+        already linked (``b = a``) keeps its link."""
+        for n in step.bound:
+            loader = tns.get(n)
+            if n not in mns or not _is_torch_loader(loader):
+                continue
+            rows = None
+            if "random" in step.tags and _is_tensor_dataset(loader.dataset):
+                rows = _Columns([to_numpy(t) for t in loader.dataset.tensors])
+            link = None
+            state = _shuffle_state(loader)
+            if state == "unlinked" or (state == "other" and "shuffle" in step.tags):
+                link, problem = link_shuffle(n, loader)
+                if link is None:
+                    self.notes.append(f"`{n}`: PyTorch's shuffle order is not used on the MindSpore "
+                                      f"side ({problem}); its batches come in another order")
+                    continue
+            if link is None and rows is None:
+                continue
+            new, problem = rebuild_loader(mns[n], link, rows)
+            if new is None:
+                if link is not None:
+                    unlink(loader)
+                self.notes.append(f"`{n}`: the MindSpore loader {problem}, so "
+                                  + ("PyTorch's shuffle order is not used; its batches come in "
+                                     "another order" if link is not None else
+                                     "the random data of its TensorDataset was not copied"))
+                continue
+            mns[n] = new
+            if n not in self.run.synchronised:
+                self.run.synchronised.append(n)
+            reasons = []
+            if rows is not None:
+                reasons.append("random values copied (the TensorDataset's tensors)")
+                self.values[n] = step.index
+            if link is not None:
+                reasons.append("PyTorch's shuffle order used")
+            self.run.sync_reasons[n] = "; ".join(reasons)
+
+
+# ----------------------------------------------------------------------------- datasets
+
+
+def _is_torch_loader(v) -> bool:
+    return type(v).__module__.startswith("torch.utils.data") and type(v).__name__ == "DataLoader"
+
+
+def _is_tensor_dataset(v) -> bool:
+    return type(v).__module__.startswith("torch.utils.data") and type(v).__name__ == "TensorDataset"
+
+
+class _Columns:
+    """Rows of NumPy columns, randomly accessible: a source for a GeneratorDataset."""
+
+    def __init__(self, columns: list):
+        self.columns = columns
+
+    def __getitem__(self, i):
+        return tuple(c[i] for c in self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
+
+
+def _ms_source(ms_value):
+    """The source dataset of a MindSpore value (a dataset, or ``.batch`` of one, with a
+    ``.shuffle`` between): (batch node or None, source, whether it was shuffled), or a
+    str saying why there is none."""
+    import mindspore.dataset as mds
+    from mindspore.dataset.engine.datasets import BatchDataset, ShuffleDataset
+
+    batch = None
+    node = ms_value
+    if isinstance(node, BatchDataset):
+        if node.per_batch_map is not None or node.batch_size_func is not None or len(node.children) != 1:
+            return "batches with a per_batch_map or a batch-size function"
+        batch, node = node, node.children[0]
+    shuffled = False
+    if isinstance(node, ShuffleDataset):
+        shuffled, node = True, node.children[0]
+    if not isinstance(node, mds.GeneratorDataset) or node.children or not hasattr(node.source, "__getitem__"):
+        return "is not built from a randomly accessible dataset (NumpySlicesDataset or GeneratorDataset)"
+    return batch, node, shuffled or bool(node.is_shuffled())
+
+
+def dataset_from_torch(tds, ms_value):
+    """A MindSpore dataset of a TensorDataset's rows, with the columns of ``ms_value``
+    (the MindSpore side's dataset): (dataset, problem) where problem says how the
+    MindSpore side's own rows differed in kind ("" when they agree); (None, why) when
+    ``ms_value`` is no dataset that can be rebuilt."""
+    found = _ms_source(ms_value)
+    if isinstance(found, str):
+        return None, f"the MindSpore value {found}"
+    batch, source, shuffled = found
+    if batch is not None:
+        return None, "the MindSpore value is batched"
+    import mindspore.dataset as mds
+
+    columns = [to_numpy(t) for t in tds.tensors]
+    problem = _rows_mismatch(columns, source)
+    new = mds.NumpySlicesDataset(tuple(columns), column_names=list(source.column_names) or None,
+                                 shuffle=shuffled)
+    return new, problem
+
+
+def _rows_mismatch(columns: list, source) -> str:
+    """How the MindSpore source's rows differ in number, shape or dtype from the torch
+    columns ("" when they agree)."""
+    from msmagic.parity_check.compare import _kind
+
+    if len(source.source) != len(columns[0]):
+        return f"the MindSpore dataset had {len(source.source)} rows, PyTorch's {len(columns[0])}"
+    if not len(source.source):
+        return ""
+    row = source.source[0]
+    row = row if isinstance(row, tuple) else (row,)
+    if len(row) != len(columns):
+        return f"the MindSpore dataset had {len(row)} columns, PyTorch's {len(columns)}"
+    for i, (m, t) in enumerate(zip(row, columns)):
+        m = to_numpy(m) if to_numpy(m) is not None else m
+        shape, dtype = getattr(m, "shape", ()), str(getattr(m, "dtype", type(m).__name__))
+        if tuple(shape) != tuple(t.shape[1:]) or _kind(dtype) != _kind(str(t.dtype)):
+            return (f"column {i} of the MindSpore dataset had rows of shape {tuple(shape)} and dtype "
+                    f"{dtype}, PyTorch's {tuple(t.shape[1:])} and {t.dtype}")
+    return ""
+
+
+# ----------------------------------------------------------------------------- shuffle
+
+
+#: every live link (a PyTorch loader's recorded orders), across parity runs: loaders live
+#: on in the namespaces after the cell that built them
+_LINKS: "weakref.WeakSet" = weakref.WeakSet()
+
+
+class ShuffleLink:
+    """The permutations a shuffled PyTorch DataLoader drew, for its MindSpore port.
+
+    The PyTorch side appends one order per iteration of the loader (while a parity step
+    runs); the MindSpore side's sampler takes them first in, first out.
+    """
+
+    def __init__(self, name: str, size: int):
+        self.name = name
+        self.size = size
+        self.pending: collections.deque = collections.deque()
+        self.recording = False
+        self.taken = 0  # orders the MindSpore side took
+        self.missed = 0  # MindSpore epochs that found no order and were shuffled at random
+
+    def record(self, order: list) -> None:
+        if self.recording:
+            self.pending.append(order)
+
+    def take(self) -> list:
+        if self.pending:
+            self.taken += 1
+            return self.pending.popleft()
+        import numpy as np
+
+        self.missed += 1
+        return np.random.permutation(self.size).tolist()
+
+
+class _RecordingSampler:
+    """Stands in for a DataLoader's RandomSampler inside its BatchSampler: the same
+    permutation, drawn at the same moment (when the first index is asked for), recorded
+    for the MindSpore side."""
+
+    def __init__(self, sampler, link: ShuffleLink):
+        self.sampler = sampler
+        self.link = link
+
+    def __len__(self) -> int:
+        return len(self.sampler)
+
+    def __iter__(self):
+        order = list(self.sampler)
+        self.link.record(order)
+        yield from order
+
+    def __getattr__(self, name):
+        return getattr(self.sampler, name)
+
+
+def _shuffle_state(loader) -> str:
+    """"unlinked": the loader draws its order with a RandomSampler; "linked": its
+    orders are recorded already; "sequential": not shuffled; "other": a sampler parity
+    cannot follow."""
+    from torch.utils.data import RandomSampler, SequentialSampler
+
+    inner = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+    if isinstance(inner, _RecordingSampler):
+        return "linked"
+    if isinstance(getattr(loader, "sampler", None), SequentialSampler):
+        return "sequential"
+    return "unlinked" if type(inner) is RandomSampler else "other"
+
+
+def link_shuffle(name: str, loader):
+    """Start recording the orders a shuffled torch DataLoader draws: (link, "") or
+    (None, why not)."""
+    from torch.utils.data import RandomSampler
+
+    batches = getattr(loader, "batch_sampler", None)
+    inner = getattr(batches, "sampler", None)
+    if batches is None or type(inner) is not RandomSampler:
+        return None, "it does not draw its order with a RandomSampler"
+    if inner.replacement or inner.num_samples != len(inner.data_source):
+        return None, "it samples with replacement or not every row"
+    link = ShuffleLink(name, len(inner.data_source))
+    batches.sampler = _RecordingSampler(inner, link)
+    _LINKS.add(link)
+    return link, ""
+
+
+def unlink(loader) -> None:
+    batches = getattr(loader, "batch_sampler", None)
+    inner = getattr(batches, "sampler", None)
+    if isinstance(inner, _RecordingSampler):
+        _LINKS.discard(inner.link)
+        batches.sampler = inner.sampler
+
+
+@functools.lru_cache(maxsize=1)
+def _order_sampler_class():
+    import mindspore.dataset as mds
+
+    class TorchOrder(mds.Sampler):
+        """Yields, each epoch, the next permutation the PyTorch loader drew."""
+
+        def __init__(self, link: ShuffleLink):
+            self.link = link
+            super().__init__()
+
+        def __iter__(self):
+            return iter(self.link.take())
+
+        def __len__(self) -> int:
+            return self.link.size
+
+        def __deepcopy__(self, memo):
+            # MindSpore copies the pipeline for every iteration: the copies must share
+            # the link's queue
+            return self
+
+    return TorchOrder
+
+
+def rebuild_loader(ms_loader, link: Optional[ShuffleLink], rows=None):
+    """The MindSpore loader ``ms_loader`` (``[.shuffle(n)].batch(...)`` of a source
+    dataset) rebuilt over the same rows (or ``rows``: the PyTorch side's random data) in
+    the order ``link`` gives: (loader, "") or (None, why not)."""
+    import mindspore.dataset as mds
+
+    found = _ms_source(ms_loader)
+    if isinstance(found, str):
+        return None, found
+    batch, source, shuffled = found
+    if batch is None:
+        return None, "is not a batched dataset"
+    data = rows if rows is not None else source.source
+    if link is not None and len(data) != link.size:
+        return None, f"has {len(data)} rows where PyTorch's has {link.size}"
+    options = {"sampler": _order_sampler_class()(link)} if link is not None else {"shuffle": shuffled}
+    new = mds.GeneratorDataset(data, column_names=list(source.column_names), **options)
+    return new.batch(batch.batch_size, drop_remainder=batch.drop_remainder), ""

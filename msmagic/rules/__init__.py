@@ -13,14 +13,14 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, embedding_and_norm, functional, generic, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
 )
 
 ORDER = (
     # attention
     "ATN001", "ATN002", "ATN003", "ATN004",
     # autograd
-    "GRD001", "GRD002", "GRD003", "GRD004", "GRD005", "GRD006",
+    "GRD001", "GRD002", "GRD003", "GRD004", "GRD005", "GRD006", "GRD007",
     # axes
     "AXS001", "AXS002", "AXS003", "AXS004", "AXS005", "AXS006",
     # batchnorm
@@ -32,17 +32,19 @@ ORDER = (
     # custom_function
     "FNC001", "FNC002",
     # data
-    "DAT001", "DAT002", "DAT003", "DAT004", "DAT005", "DAT006",
+    "DAT001", "DAT002", "DAT003", "DAT004", "DAT005", "DAT006", "DAT007",
     # data_loading
-    "LDR001", "LDR002", "LDR003", "LDR004", "LDR005",
+    "LDR001", "LDR002", "LDR003", "LDR004", "LDR005", "LDR006", "LDR007",
     # device
-    "DEV001", "DEV002", "DEV003", "DEV004", "DEV005",
+    "DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007",
     # distributed
     "DDP001", "DDP002", "DDP003", "DDP004",
     # distributions
     "DST001", "DST002", "DST003", "DST004", "DST005",
     # dropout
     "DRP001", "DRP002", "DRP003",
+    # ecosystem
+    "ECO001", "ECO002", "ECO003", "ECO004",
     # embedding_and_norm
     "EMB001", "EMB002", "NRM001", "NRM002",
     # functional
@@ -78,9 +80,9 @@ ORDER = (
     # tensor_methods
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006",
     # training
-    "TRN001", "TRN002", "TRN003", "TRN004",
+    "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006",
     # utilities
-    "UTL001", "UTL002", "UTL003",
+    "UTL001", "UTL002", "UTL003", "UTL004",
     # api_table
     "API001", "API002", "API003", "API004", "API005", "API006", "API007",
 )

@@ -6,8 +6,14 @@ PyTorch records the graph while the forward statements run; MindSpore differenti
 function. The port stays statement-aligned: the forward statements are left where they
 are, and the backward statement becomes a ``def`` rebuilt from the (already ported)
 statements that computed ``z`` (a backward slice over the block) plus one assignment of
-the gradients. Training loops over a model's parameters (``loss.backward()`` with no
-``requires_grad`` leaf in sight) are left to the training-step rules."""
+the gradients. The target may be an expression (``y.sum().backward()``): the function
+then returns it. Leaves are tensors created with ``requires_grad=True`` or marked with
+``requires_grad_()`` / ``requires_grad = True``; values computed under
+``torch.no_grad()`` are constants of the function, ``enable_grad`` blocks are re-derived
+bare. Reads of ``requires_grad`` / ``is_leaf`` / ``grad_fn`` become constants where the
+creating statement decides them (GRD007). Training loops over a model's parameters
+(``loss.backward()`` with no ``requires_grad`` leaf in sight) are left to the
+training-step rules."""
 
 from __future__ import annotations
 
@@ -24,7 +30,9 @@ import libcst as cst
 from msmagic.engine.build import STATEMENT_TYPES
 from msmagic.engine.build import code as _code
 from msmagic.engine.names import MARKER
-from msmagic.engine.spec import api, handled_by_statement_rules, statement_hook
+from msmagic.engine.spec import (
+    METHODS, TENSOR, api, handled_by_statement_rules, kind_matches, member, method, statement_hook,
+)
 from msmagic.rules.registry import register
 
 # ported (or flagged) by the statement-level hooks below, not by the method table
@@ -46,9 +54,13 @@ register(
         So the statements that computed ``z`` are gathered into a function of the
         ``requires_grad`` tensors (their values at the backward call), and the backward
         statement becomes one call of ``mindspore.grad`` that assigns one gradient
-        variable per tensor; ``requires_grad=True`` is dropped at creation. The forward
-        statements run once more inside the function, so keep them free of side effects
-        and random draws.
+        variable per tensor; ``requires_grad=True`` is dropped at creation, and so are
+        ``requires_grad_()`` and ``x.requires_grad = True`` marks. The target may be an
+        expression (``y.sum().backward()``, ``(a * b).mean().backward()``): the function
+        returns it. Values computed under ``torch.no_grad()`` are not re-derived (they
+        are constants, as for PyTorch's graph), and an ``enable_grad`` block is re-derived
+        without its ``with``. The forward statements run once more inside the function,
+        so keep them free of side effects and random draws.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -176,9 +188,12 @@ register(
         ``requires_grad`` tensor reassigned between its creation and the backward, a name
         the forward statements read that is reassigned before the backward, gradients
         that PyTorch would accumulate (a second backward, or a backward in a loop over a
-        tensor created outside it, without ``x.grad = None``/``x.grad.zero_()``), or
-        arguments such as ``inputs=``/``allow_unused=`` with no counterpart. Rewrite the
-        computation as a function and call ``mindspore.grad`` on it.
+        tensor created outside it, without ``x.grad = None``/``x.grad.zero_()``),
+        arguments such as ``inputs=``/``allow_unused=`` with no counterpart, a
+        ``requires_grad`` tensor created in a form it does not recognise (``torch.ones(3,
+        requires_grad=True).to(dev)``, a tuple assignment), or a ``with`` mixing a
+        grad-mode switch with other context managers. Rewrite the computation as a
+        function and call ``mindspore.grad`` on it.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -188,6 +203,37 @@ register(
         z = x * 3
         z.backward(retain_graph=True)
         z.backward()
+    """,
+)
+
+register(
+    "GRD007",
+    "x.requires_grad / x.is_leaf / x.grad_fn read on a tensor",
+    group=GROUP,
+    why="""
+        A PyTorch tensor carries its autograd state: ``requires_grad``, ``is_leaf`` and
+        ``grad_fn`` (the node of the recorded graph that produced it). MindSpore records no
+        graph, so a plain MindSpore tensor has none of these attributes (only a
+        ``Parameter`` has ``requires_grad``). Where the answer is known from the statement
+        that created the tensor in the same block, the read becomes that constant: a tensor
+        created with ``requires_grad=True`` (or marked with ``requires_grad_()``) has
+        ``requires_grad`` True, ``is_leaf`` True and ``grad_fn`` None; a tensor a factory
+        created without it has False, True and None. ``requires_grad`` of anything else
+        (a Parameter, a value of unknown origin) is kept, since Parameters have it. A
+        tensor computed from others depends on the recorded graph: those reads (and
+        every ``grad_fn`` or ``is_leaf`` read that cannot be decided) are flagged.
+    """,
+    seed=f"{SEED} › torch.autograd.backward",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        w = torch.ones(2).requires_grad_()
+        c = torch.ones(2)
+        flags = (x.requires_grad, x.is_leaf, x.grad_fn is None, w.requires_grad, c.requires_grad, c.is_leaf)
+        y = (x * w * c).sum()
+        y.backward()
+        gx, gw = x.grad, w.grad
     """,
 )
 
@@ -216,7 +262,11 @@ def _names_of(ctx, stmt) -> tuple[set, set]:
     memo = _memo(ctx, "names")
     hit = memo.get(id(stmt))
     if hit is None:
-        hit = memo[id(stmt)] = _names(stmt, _stmt_code(ctx, stmt))
+        hit = _names(stmt, _stmt_code(ctx, stmt))
+        marked = _marked_leaf(stmt)
+        if marked is not None:  # ``x.requires_grad_()`` makes x a new leaf: it binds x
+            hit = (hit[0] | {marked}, hit[1])
+        memo[id(stmt)] = hit
     return hit
 
 
@@ -241,15 +291,60 @@ def _names(stmt, code: Optional[str] = None) -> tuple[set, set]:
     return bound, read
 
 
-def _leaf_name(ctx, stmt) -> Optional[str]:
-    """``x = torch.<factory>(..., requires_grad=True)`` -> "x"."""
+def _requires_grad_call(node) -> bool:
+    """``<expr>.requires_grad_()`` / ``.requires_grad_(True)`` / ``(requires_grad=True)``."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "requires_grad_"):
+        return False
+    if not node.args:
+        return True
+    if len(node.args) != 1 or node.args[0].star:
+        return False
+    arg = node.args[0]
+    if arg.keyword is not None and arg.keyword.value != "requires_grad":
+        return False
+    return isinstance(arg.value, cst.Name) and arg.value.value == "True"
+
+
+def _marked_leaf(stmt) -> Optional[str]:
+    """``x.requires_grad_()`` / ``x.requires_grad = True`` as a statement -> "x": the
+    statement turns the tensor bound to x into a leaf that requires grad."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Expr) and _requires_grad_call(small.value):
+        recv = small.value.func.value
+        return recv.value if isinstance(recv, cst.Name) else None
+    if (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.value, cst.Name) and small.value.value == "True"):
+        t = small.targets[0].target
+        if (isinstance(t, cst.Attribute) and t.attr.value == "requires_grad"
+                and isinstance(t.value, cst.Name)):
+            return t.value.value
+    return None
+
+
+def _leaf_name(ctx, stmt) -> Optional[str]:
+    """The name a statement makes a leaf tensor that requires grad: ``x =
+    torch.<factory>(..., requires_grad=True)``, ``x = <expr>.requires_grad_()``,
+    ``x.requires_grad_()`` or ``x.requires_grad = True`` -> "x"."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    marked = _marked_leaf(stmt)
+    if marked is not None:
+        return marked
     small = stmt.body[0]
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1
             and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call)):
         return None
     call = small.value
+    if _requires_grad_call(call):
+        # ``x = y.requires_grad_()`` makes y the same leaf: an alias the slice cannot follow
+        recv = call.func.value
+        name = small.targets[0].target.value
+        aliased = isinstance(recv, (cst.Attribute, cst.Subscript)) or (
+            isinstance(recv, cst.Name) and recv.value != name)
+        return None if aliased else name
     qual = ctx.resolve(call.func)
     if not qual or not qual.startswith("torch."):
         return None
@@ -283,6 +378,8 @@ class Plan:
     params: list = field(default_factory=list)  # function parameters, in order
     body: list = field(default_factory=list)  # original statements re-derived, in order
     problem: str = ""
+    #: every statement of the slice, also those not depending on a parameter
+    reached: list = field(default_factory=list)
 
 
 class _BlockIndex:
@@ -342,9 +439,97 @@ def _index(ctx, body) -> _BlockIndex:
     return found
 
 
-def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
+_GRAD_OFF = ("torch.no_grad", "torch.inference_mode")
+_GRAD_SWITCHES = _GRAD_OFF + ("torch.enable_grad", "torch.set_grad_enabled")
+
+
+def _switch_mode(ctx, node) -> Optional[str]:
+    """A grad-mode switch call (``torch.no_grad()``, ``set_grad_enabled(False)``...):
+    "off" when it stops recording, "on" when it records (or changes nothing: the
+    ``mode=False`` forms), "unknown" for a flag that is not a literal; None for any
+    other expression."""
+    if not isinstance(node, cst.Call):
+        return None
+    qual = ctx.resolve(node.func)
+    if qual not in _GRAD_SWITCHES:
+        return None
+    if qual == "torch.enable_grad":
+        return "on"
+    flag = node.args[0].value if len(node.args) == 1 and not node.args[0].star else None
+    if not node.args:
+        return "off" if qual in _GRAD_OFF else "unknown"
+    if not (isinstance(flag, cst.Name) and flag.value in ("True", "False")):
+        return "unknown"
+    on = flag.value == "True"
+    if qual == "torch.set_grad_enabled":
+        return "on" if on else "off"
+    return "off" if on else "on"  # no_grad/inference_mode(mode=False) change nothing
+
+
+def _with_mode(ctx, stmt) -> Optional[str]:
+    """For a ``with`` statement of grad-mode switches: "off" / "on" (the last switch
+    wins), "mixed" when it also enters other context managers or a flag is not a
+    literal; None when it enters no switch."""
+    if not isinstance(stmt, cst.With):
+        return None
+    modes = [_switch_mode(ctx, item.item) for item in stmt.items]
+    if all(m is None for m in modes):
+        return None
+    if any(m in (None, "unknown") for m in modes) or stmt.asynchronous is not None:
+        return "mixed"
+    return modes[-1]
+
+
+class _Switches(cst.CSTVisitor):
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx, self.modes = ctx, set()
+
+    def visit_Call(self, node):
+        mode = _switch_mode(self.ctx, node)
+        if mode is not None:
+            self.modes.add(mode)
+
+
+def _switches_inside(ctx, stmt, modes) -> bool:
+    """Does a statement call a grad-mode switch of one of ``modes`` ("on", "off",
+    "unknown") anywhere, header and body (``with torch.no_grad():``,
+    ``torch.set_grad_enabled(False)``)?"""
+    memo = _memo(ctx, "switches")
+    found = memo.get(id(stmt))
+    if found is None:
+        visitor = _Switches(ctx)
+        stmt.visit(visitor)
+        found = memo[id(stmt)] = visitor.modes
+    return bool(found & set(modes))
+
+
+def _recording_off(ctx) -> bool:
+    """Does the current statement run with gradient recording switched off (inside
+    ``with torch.no_grad():`` or a function decorated ``@torch.no_grad()``, with no
+    ``enable_grad`` nearer)?"""
+    for holder in reversed(ctx.enclosing_statements[:-1]):
+        mode = _with_mode(ctx, holder)
+        if mode in ("on", "off"):
+            return mode == "off"
+        if isinstance(holder, cst.FunctionDef):
+            for d in holder.decorators:
+                m = _switch_mode(ctx, d.decorator)
+                if m is None and ctx.resolve(d.decorator) in _GRAD_OFF:
+                    m = "off"  # the bare ``@torch.no_grad`` form
+                if m in ("on", "off"):
+                    return m == "off"
+            return False
+    return False
+
+
+def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] = None) -> Plan:
     """Backward slice of ``target`` over the current block. ``inputs``: the variables to
-    differentiate (autograd.grad); None: the requires_grad tensors reached (backward)."""
+    differentiate (autograd.grad); None: the requires_grad tensors reached (backward).
+    ``reads``: the names an expression target reads (``y.sum().backward()``); the
+    slice then starts from them and ``target`` only names the expression in messages.
+    Statements that ran with recording switched off (``with torch.no_grad():``) are not
+    re-derived: what they bind is a constant of the function, as it is for PyTorch."""
     blocks = ctx.blocks
     if not blocks:
         return Plan()
@@ -352,7 +537,11 @@ def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
     body, index = blocks[-1]
     idx = _index(ctx, body)
     fixed = set(inputs or ())
-    needed = {target} - fixed
+    needed = (set(reads) if reads is not None else {target}) - fixed
+    off = _recording_off(ctx)
+    consts: set = set()  # indices of statements whose results are constants
+    consts_reached: list = []
+    mixed = ""
     chosen: list = []  # (index, statement, bound, read), latest first
     leaves: dict = {}  # name -> (depth, index)
     # the statements binding a needed name, latest first: what a walk back over every
@@ -387,6 +576,29 @@ def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
             needed.discard(leaf)
             push(hit - {leaf}, i)
             continue
+        mode = _with_mode(ctx, stmt)
+        if mode == "off" or (off and mode != "on"):
+            # computed without recording: PyTorch's graph stops here, so do not re-derive
+            if (not mixed and not isinstance(stmt, cst.SimpleStatementLine)
+                    and _switches_inside(ctx, stmt, ("on", "unknown"))):
+                mixed = (f"the statement computing {', '.join(sorted(hit))} switches gradient recording "
+                         "off and back on inside (torch.no_grad() around enable_grad()); write the "
+                         "function for mindspore.grad by hand, with ops.stop_gradient where PyTorch "
+                         "stops recording")
+            consts.add(i)
+            consts_reached.append(stmt)
+            needed -= hit
+            continue
+        if mode == "mixed" and not mixed:
+            mixed = (f"a with statement computing {', '.join(sorted(hit))} enters a grad-mode switch "
+                     "together with other context managers (or with a computed flag); split the with "
+                     "statement or write the function for mindspore.grad by hand")
+        if (not mixed and not isinstance(stmt, cst.SimpleStatementLine)
+                and _switches_inside(ctx, stmt, ("off", "unknown"))):
+            mixed = (f"the compound statement computing {', '.join(sorted(hit))} switches gradient "
+                     "recording inside (torch.no_grad() / set_grad_enabled); re-derived in a function "
+                     "its values would be differentiated; write the function for mindspore.grad by "
+                     "hand, with ops.stop_gradient where PyTorch stops recording")
         chosen.append((i, stmt, bound, read))
         kept = needed - bound
         needed = kept | (read - fixed)
@@ -412,9 +624,10 @@ def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
                     leaves[leaf] = (d, i)
                 needed -= bound
     params = list(inputs) if inputs is not None else sorted(leaves, key=leaves.get)
+    reached = [s for _, s, _, _ in chosen] + consts_reached
     chosen = _dependent(chosen, set(params))
-    plan = Plan(params, [s for _, s, _, _ in chosen])
-    if not params:
+    plan = Plan(params, [s for _, s, _, _ in chosen], reached=reached, problem=mixed)
+    if not params or mixed:
         return plan
     bound_in = set().union(*(b for _, _, b, _ in chosen)) if chosen else set()
     if bound_in & set(params) and inputs is None:
@@ -423,7 +636,7 @@ def _plan(ctx, target: str, inputs: Optional[list] = None) -> Plan:
         return plan
     free = set().union(*(r for _, _, _, r in chosen)) - bound_in - set(params) if chosen else set()
     first = chosen[0][0] if chosen else index
-    used = {i for i, _, _, _ in chosen}
+    used = {i for i, _, _, _ in chosen} | consts
     # the first statement rebinding a free name after the slice starts, or a leaf after
     # its creation: re-deriving the target would read the new value
     late = [idx.first_binder(n, first, index, used) for n in free]
@@ -469,6 +682,12 @@ def _body_text(ctx, plan: Plan) -> Optional[str]:
         out = st.ported.get(id(stmt))
         if out is None:
             return None
+        if len(out) == 1 and isinstance(out[0], cst.With) and _with_mode(ctx, stmt) == "on":
+            # ``with torch.enable_grad():`` has nothing to switch inside the function: its
+            # body (already ported) is re-derived as it is (rule NGR001 unwraps the with)
+            inner = out[0].body
+            out = ([cst.SimpleStatementLine(body=inner.body)] if isinstance(inner, cst.SimpleStatementSuite)
+                   else list(inner.body))
         text = cst.Module(body=out).code
         text = "\n".join(re.sub(rf"\s*{MARKER}.*$", "", line) for line in text.splitlines())
         parts.append(textwrap.dedent(text).strip("\n"))
@@ -476,6 +695,8 @@ def _body_text(ctx, plan: Plan) -> Optional[str]:
 
 
 def _def_text(ctx, fn: str, plan: Plan, target: str) -> Optional[str]:
+    """``def fn(params): <re-derived statements>; return <target>`` (``target``: a name,
+    or the ported text of an expression)."""
     body = _body_text(ctx, plan)
     if body is None:
         return None
@@ -518,24 +739,81 @@ def _bind(args, sig) -> Optional[dict]:
     return out
 
 
-def _backward_target(ctx, stmt) -> Optional[tuple]:
-    """(z name, original args, api label) for ``z.backward(...)`` / torch.autograd.backward."""
+@dataclass
+class _Target:
+    """What a backward differentiates: a variable (``z.backward()``) or an expression
+    (``y.sum().backward()``, ``(a * b).mean().backward()``)."""
+
+    node: cst.BaseExpression  # the original expression
+    args: list
+    api: str
+    name: Optional[str] = None  # the variable, when the target is one
+
+    @property
+    def label(self) -> str:
+        return self.name or _code(self.node).strip()
+
+    @property
+    def base(self) -> str:
+        """Stem of the function's name: the variable, or the variable a chain of
+        argument-less method calls starts from (``y.sum()`` -> y); else "backward"."""
+        node = self.node
+        while True:
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
+                node = node.func.value
+            elif isinstance(node, (cst.Attribute, cst.Subscript)):
+                node = node.value
+            else:
+                break
+        return node.value if isinstance(node, cst.Name) else "backward"
+
+    def reads(self) -> Optional[set]:
+        """Names the expression reads (None for a variable target)."""
+        return None if self.name else _names(None, _code(self.node).strip())[1]
+
+    def plan(self, ctx) -> Plan:
+        return _plan(ctx, self.label, reads=self.reads())
+
+    def returned(self, ctx) -> str:
+        """What the function returns: the variable, or the ported expression."""
+        return self.name or _code(ctx.updated_of(self.node)).strip()
+
+
+def _tensor_expression(ctx, node) -> bool:
+    """Can ``node`` be the tensor a backward differentiates (not a tuple of tensors, not
+    a PyTorch object)?"""
+    if isinstance(node, cst.Name):
+        return ctx.resolve(node) is None
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.Lambda, cst.GeneratorExp,
+                         cst.BaseString, cst.Integer, cst.Float, cst.Imaginary)):
+        return False
+    return ctx.resolve(node) is None
+
+
+def _backward_target(ctx, stmt) -> Optional[_Target]:
+    """The target of ``z.backward(...)`` / ``expr.backward(...)`` /
+    ``torch.autograd.backward(...)`` as a statement."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
             and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call)):
         return None
     call = stmt.body[0].value
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value == "backward" and isinstance(func.value, cst.Name):
-        if ctx.resolve(func.value) is None:
-            return func.value.value, list(call.args), "Tensor.backward"
-    if ctx.resolve(func) == "torch.autograd.backward" and call.args and isinstance(call.args[0].value, cst.Name):
+    if (isinstance(func, cst.Attribute) and func.attr.value == "backward"
+            and _tensor_expression(ctx, func.value)):
+        value = func.value
+        return _Target(value, list(call.args), "Tensor.backward",
+                       value.value if isinstance(value, cst.Name) else None)
+    if (ctx.resolve(func) == "torch.autograd.backward" and call.args
+            and _tensor_expression(ctx, call.args[0].value)):
         args = list(call.args)
         first = args[0]
         if first.keyword is not None and first.keyword.value != "tensors":
             return None
         rest = [a.with_changes(keyword=cst.Name("gradient")) if a.keyword is not None
                 and a.keyword.value == "grad_tensors" else a for a in args[1:]]
-        return first.value.value, rest, "torch.autograd.backward"
+        value = first.value
+        return _Target(value, rest, "torch.autograd.backward",
+                       value.value if isinstance(value, cst.Name) else None)
     return None
 
 
@@ -543,10 +821,12 @@ def _port_backward(ctx, original, updated):
     found = _backward_target(ctx, original)
     if found is None:
         return None
-    target, args, api_name = found
-    bound = _bind(args, _BACKWARD_SIG)
-    plan = _plan(ctx, target)
+    target = found.label
+    api_name = found.api
+    bound = _bind(found.args, _BACKWARD_SIG)
+    plan = found.plan(ctx)
     if not plan.params:
+        _no_leaf(ctx, original, found, plan)
         return None  # no requires_grad tensor in sight: a training step (other rules)
     comment = f"{target}.backward() not ported"
     if bound is None or "inputs" in bound:
@@ -573,8 +853,8 @@ def _port_backward(ctx, original, updated):
                   f"PyTorch; add {p}.grad = None (or {p}.grad.zero_()) in the loop body, or sum by hand",
                   f"{p}.grad accumulates over iterations; not ported")
             return updated
-    fn = ctx.fresh_name(f"_{target}_fn")
-    def_text = _def_text(ctx, fn, plan, target)
+    fn = ctx.fresh_name(f"_{found.base}_fn")
+    def_text = _def_text(ctx, fn, plan, found.returned(ctx))
     if def_text is None:
         _flag(ctx, original, api_name, f"a statement computing {target} was rewritten by another rule; "
               "write the function for mindspore.grad by hand", comment)
@@ -605,6 +885,51 @@ def _port_backward(ctx, original, updated):
     return cst.FlattenSentinel([func, assign])
 
 
+_LEAF_TEXT = re.compile(r"requires_grad\s*=\s*True|\.requires_grad_\(")
+
+
+def _leaf_like(ctx, names) -> list:
+    """The names (of ``names``) whose last binding before the current statement, in its
+    block or an enclosing one, is a simple statement with a ``requires_grad`` text
+    (``w = torch.ones(3, requires_grad=True).to(dev)``, ``t.requires_grad_()``...)."""
+    out = []
+    for name in sorted(names):
+        for body, at in reversed(ctx.blocks):
+            j = _index(ctx, body).last_binder(name, at)
+            if j < 0:
+                continue
+            stmt = body[j]
+            if isinstance(stmt, cst.SimpleStatementLine) and _LEAF_TEXT.search(_stmt_code(ctx, stmt)):
+                out.append(name)
+            break
+    return out
+
+
+def _no_leaf(ctx, original, found: _Target, plan: Plan) -> None:
+    """A backward whose slice reaches no leaf the port can differentiate. When it reads
+    no ``requires_grad`` tensor at all, it is a backward over a model's parameters: the
+    training rules (TRN*) port or flag it. When it does read one created in another form
+    (``w = torch.ones(3, requires_grad=True).to(dev)``, a tuple assignment...), the
+    training rules leave it to these rules, so it is flagged here."""
+    if found.api == "torch.autograd.backward":
+        return  # its call handler flagged it already
+    reads = set(found.reads() or {found.name})
+    for stmt in plan.reached:
+        reads |= _names_of(ctx, stmt)[1]
+    seen = _leaf_like(ctx, reads)
+    if not seen:
+        return
+    target = found.label
+    if plan.problem:
+        _flag(ctx, original, found.api, plan.problem, f"{target}.backward() not ported")
+        return
+    _flag(ctx, original, found.api,
+          f"{target} is computed from {', '.join(seen)}, created with requires_grad in a form the port "
+          "cannot re-derive; create each such tensor as x = torch.<factory>(..., requires_grad=True) "
+          "or x = t.requires_grad_() in this block (or an enclosing one), or write the function "
+          "for mindspore.grad by hand", f"{target}.backward() not ported")
+
+
 def _updated_arg(ctx, arg):
     return arg.with_changes(value=ctx.updated_of(arg.value))
 
@@ -632,25 +957,27 @@ def _autograd_grad(site):
     out = _single(bound["outputs"].value)
     ins = bound["inputs"].value
     ins = [e.value for e in ins.elements] if isinstance(ins, (cst.List, cst.Tuple)) else [ins]
-    if not isinstance(out, cst.Name) or not all(isinstance(i, cst.Name) for i in ins):
-        site.finding(_FIND, "outputs and inputs must be variables for the forward computation to be "
-                     "re-derived", comment=comment)
+    if (out is None or not _tensor_expression(site, out)
+            or not all(isinstance(i, cst.Name) for i in ins)):
+        site.finding(_FIND, "inputs must be variables and outputs one tensor for the forward "
+                     "computation to be re-derived", comment=comment)
         return None
     for key in ("allow_unused", "is_grads_batched", "materialize_grads"):
         if key in bound and site.literal(bound[key].value, True) is not False:
             site.finding(_FIND, f"{key}= has no mindspore.grad counterpart (unused inputs get zero "
                          "gradients, never None)", comment=comment)
             return None
-    target, params = out.value, [i.value for i in ins]
+    found = _Target(out, [], site.api, out.value if isinstance(out, cst.Name) else None)
+    target, params = found.label, [i.value for i in ins]
     if len(set(params)) != len(params):
         site.finding(_FIND, "an input is listed twice", comment=comment)
         return None
-    plan = _plan(site, target, inputs=params)
+    plan = _plan(site, target, inputs=params, reads=found.reads())
     if plan.problem:
         site.finding(_FIND, plan.problem, comment=comment)
         return None
-    fn = site.fresh_name(f"_{target}_fn")
-    def_text = _def_text(site, fn, plan, target)
+    fn = site.fresh_name(f"_{found.base}_fn")
+    def_text = _def_text(site, fn, plan, found.returned(site))
     if def_text is None:
         site.finding(_FIND, f"a statement computing {target} was rewritten by another rule", comment=comment)
         return None
@@ -692,7 +1019,7 @@ api("torch.autograd.grad", rule="GRD002", handler=_autograd_grad, returns=None)
 def _autograd_backward(site):
     """The statement hook ports the line; here only the call itself is accepted."""
     found = _backward_target(site, site.statement) if site.is_statement else None
-    if found is None or not _plan(site, found[0]).params:
+    if found is None or not found.plan(site).params:
         site.finding(_FIND, "torch.autograd.backward is ported only as a statement on a tensor "
                      "computed from requires_grad tensors in the same block",
                      comment="torch.autograd.backward not ported")
@@ -766,6 +1093,9 @@ def _statement_hook(ctx, original, updated):
         st.ported[id(original)] = [updated]
         return updated
     if isinstance(original, cst.SimpleStatementLine):
+        marked = _marked_leaf(original)
+        if marked is not None and _differentiated(ctx, marked):
+            return _drop_marker(ctx, original, updated, marked)
         new = _port_backward(ctx, original, updated)
         if new is None:
             new = _zero_stmt(ctx, original, updated)
@@ -785,11 +1115,57 @@ def _statement_hook(ctx, original, updated):
             ctx.edit("GRD005", None, node=original, api="Tensor.grad",
                      detail="; ".join(f"{n}.grad -> {st.active[n][0]}" for n in dict.fromkeys(reads.changed)))
             updated = new
-    if st.active:
-        # a new requires_grad tensor under the same name: its .grad starts empty
-        st.active.pop(_leaf_name(ctx, original), None)
+    if st.active and _marked_leaf(original) is None:
+        # a new tensor under the same name (a requires_grad leaf or not): its .grad starts
+        # empty; ``x -= ...`` and ``x.requires_grad_()`` keep the tensor, and its .grad
+        for name in _rebound(original) | {_leaf_name(ctx, original)}:
+            st.active.pop(name, None)
     st.ported[id(original)] = [updated]
     return updated
+
+
+def _rebound(stmt) -> set:
+    """Names a simple statement line binds to a new value with ``=``."""
+    out: set = set()
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return out
+
+    def add(target):
+        if isinstance(target, cst.Name):
+            out.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                add(el.value)
+
+    for small in stmt.body:
+        if isinstance(small, cst.Assign):
+            for t in small.targets:
+                add(t.target)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            add(small.target)
+    return out
+
+
+def _drop_marker(ctx, original, updated, name: str):
+    """``x.requires_grad_()`` / ``x.requires_grad = True`` on a tensor a later backward
+    differentiates: removed (x becomes a parameter of the function mindspore.grad
+    differentiates)."""
+    st = _state(ctx)
+    ctx.edit("GRD001", None, node=original, api="Tensor.requires_grad_",
+             detail=f"{_code(original.body[0]).strip()} removed: {name} is differentiated by the "
+                    "ported backward")
+    before, after = ctx.siblings()
+    commented = any(line.comment is not None for line in updated.leading_lines)
+    if (before or after) and (ctx.depth == 0 or not commented):
+        if ctx.depth == 0:  # blank lines and comments above it stay
+            ctx.carry_lines(updated.leading_lines)
+        st.ported[id(original)] = []
+        return cst.RemovalSentinel.REMOVE
+    # the only statement of its block, or comments above it in a nested block: a pass
+    # holds the place (and the comments)
+    new = updated.with_changes(body=[cst.Pass()])
+    st.ported[id(original)] = [new]
+    return new
 
 
 def _param_names(f) -> set:
@@ -810,15 +1186,23 @@ def differentiated_leaf(site) -> bool:
     name = _leaf_name(site, holder) if holder is not None else None
     if name is None:
         return False
-    block, i = site.blocks[-1]
+    return _differentiated(site, name)
+
+
+def _differentiated(ctx, name: str) -> bool:
+    """Does a backward follow the current statement in its block, with ``name``
+    mentioned after it?"""
+    if not ctx.blocks:
+        return False
+    block, i = ctx.blocks[-1]
     if i >= len(block) - 1:
         return False
     # per block: for each statement, whether a backward call follows it and the last
     # statement mentioning each identifier (the same matches the text search made)
-    memo = _memo(site, "later")
+    memo = _memo(ctx, "later")
     facts = memo.get(id(block))
     if facts is None:
-        facts = memo[id(block)] = _later_facts(site, block)
+        facts = memo[id(block)] = _later_facts(ctx, block)
     backward_after, last_mention = facts
     return backward_after[i] and last_mention.get(name, -1) > i
 
@@ -850,3 +1234,176 @@ def drop_requires_grad(site, arg):
                                          "differentiated by the ported backward")
     return False
 
+
+
+# ----------------------------------------------------------------------------- requires_grad_()
+
+
+def _marks_leaf(site) -> bool:
+    """Is this ``requires_grad_()`` call what makes its statement's leaf (``x =
+    <expr>.requires_grad_()`` / ``x.requires_grad_()``), with a later backward
+    differentiating x?"""
+    holder = site.statement
+    if not (_requires_grad_call(site.original) and isinstance(holder, cst.SimpleStatementLine)
+            and len(holder.body) == 1 and getattr(holder.body[0], "value", None) is site.original):
+        return False
+    name = _leaf_name(site, holder)
+    return name is not None and _differentiated(site, name)
+
+
+def _requires_grad_(site):
+    """``x = t.requires_grad_()`` -> ``x = t`` when x is differentiated by a ported
+    backward (the statement form is removed by the statement hook); otherwise the
+    call is left to the next entry (TNS006 flags it)."""
+    if _marks_leaf(site):
+        if _marked_leaf(site.statement) is not None:
+            return None  # ``x.requires_grad_()``: the statement hook removes the line
+        new = site.receiver
+        site.edit("GRD001", new, detail=f"{_code(site.original.func.value).strip()}.requires_grad_() -> "
+                                        f"{_code(new).strip()}: differentiated by the ported backward")
+        return new
+    recv = site.kind_of(site.receiver_original)
+    for entry in METHODS.get("requires_grad_", ()):
+        if entry.rule != "GRD001" and entry.handler is not None and kind_matches(entry.receiver, recv):
+            return entry.handler(site)
+    return None
+
+
+method("requires_grad_", "GRD001", unambiguous=_marks_leaf, handler=_requires_grad_, returns="same")
+
+
+# ----------------------------------------------------------------------------- GRD007 reads
+
+#: factories creating a new tensor (requires_grad False unless asked)
+_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
+    "linspace", "logspace", "rand", "randn", "randint", "randperm", "normal", "zeros_like",
+    "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "randint_like",
+))
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: (requires_grad, is_leaf, grad_fn) by origin; None: not decided
+_KNOWN = {"leaf": ("True", "True", "None"), "plain": ("False", "True", "None"),
+          "param": (None, "True", "None")}
+_ATTRS = ("requires_grad", "is_leaf", "grad_fn")
+
+
+def _mutates(name: str):
+    return re.compile(rf"(?<![\w.]){re.escape(name)}\s*(?:\[[^\n]*\]\s*=(?!=)|\.\w+_\(|\.data\b"
+                      rf"|\.requires_grad\s*=)")
+
+
+def _origin_of(ctx, stmt, name: str) -> Optional[str]:
+    """How the statement binding ``name`` made it: "leaf" (requires_grad=True),
+    "plain" (a factory without it), "param" (nn.Parameter), "computed" (any other
+    value), None (not a plain assignment)."""
+    if _leaf_name(ctx, stmt) == name:
+        return "leaf"
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1
+            and isinstance(stmt.body[0].targets[0].target, cst.Name)
+            and stmt.body[0].targets[0].target.value == name):
+        return None
+    value = stmt.body[0].value
+    qual = ctx.resolve(value.func) if isinstance(value, cst.Call) else None
+    if qual in _PARAMETERS:
+        return "param"
+    if qual in _FACTORIES:
+        grad = next((a for a in value.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
+        if grad is None or (isinstance(grad.value, cst.Name) and grad.value.value == "False"):
+            return "plain"
+        return None
+    return "computed"
+
+
+def _origin(ctx, name: str) -> Optional[str]:
+    """The origin (see :func:`_origin_of`) of the tensor ``name`` holds at the current
+    statement: its last binding before it in the block (or an enclosing block, outside
+    functions), with no in-place change in between; None when unknown."""
+    blocks = ctx.blocks
+    if not blocks or _scoped(ctx, name):
+        return None
+    reach = 1 if ctx.functions or ctx.classes else len(blocks)
+    mutates = _mutates(name)
+    for depth, (body, at) in enumerate(reversed(blocks[len(blocks) - reach:])):
+        idx = _index(ctx, body)
+        if depth and name in _names_of(ctx, body[at])[0]:
+            return None  # bound by the statement enclosing the read (a loop target...)
+        j = idx.last_binder(name, at)
+        if any(mutates.search(_stmt_code(ctx, body[k])) for k in range(max(j, -1) + 1, at)):
+            return None
+        if j >= 0:
+            return _origin_of(ctx, body[j], name)
+    return None
+
+
+def _scoped(ctx, name: str) -> bool:
+    """Is ``name`` a lambda parameter or a comprehension variable of the current
+    statement (``[p.requires_grad for p in ...]``)?"""
+    memo = _memo(ctx, "scoped")
+    stmt = ctx.statement
+    found = memo.get(id(stmt))
+    if found is None:
+        found = set()
+        try:
+            tree = ast.parse(textwrap.dedent(_stmt_code(ctx, stmt)))
+        except SyntaxError:
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.arg):
+                found.add(node.arg)
+            elif isinstance(node, ast.comprehension):
+                found |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        memo[id(stmt)] = found
+    return name in found
+
+
+def _assigned(site) -> bool:
+    """Is the attribute the target of an assignment (``x.requires_grad = False``)?"""
+    holder = site.statement
+    if not isinstance(holder, cst.SimpleStatementLine):
+        return False
+    for small in holder.body:
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                   else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])
+        if any(t is site.original for t in targets):
+            return True
+        if isinstance(small, cst.Del) and small.target is site.original:
+            return True
+    return False
+
+
+def _autograd_attr(site):
+    attr = site.original.attr.value
+    if _assigned(site):
+        return None
+    recv = site.receiver_original
+    kind = site.kind_of(recv)
+    if kind is not None and kind != TENSOR:
+        return None
+    origin = _origin(site, recv.value) if isinstance(recv, cst.Name) else None
+    value = _KNOWN.get(origin, (None, None, None))[_ATTRS.index(attr)]
+    who = _code(recv).strip()
+    if value is not None:
+        new = cst.Name(value)
+        how = {"leaf": "created with requires_grad=True", "plain": "created without requires_grad",
+               "param": "a Parameter"}[origin]
+        site.edit("GRD007", new, api=f"Tensor.{attr}", detail=f"{who}.{attr} -> {value} ({who} was {how})")
+        return new
+    if attr == "requires_grad" and not (origin == "computed" and kind == TENSOR):
+        return None  # a Parameter (or unknown): MindSpore Parameters have requires_grad
+    if attr == "is_leaf" and origin is None and kind != TENSOR:
+        return None  # not known to be a tensor
+    why = {"requires_grad": f"in PyTorch {who} requires grad when it was computed from a tensor that "
+                            "does (outside torch.no_grad()); a MindSpore tensor has no requires_grad",
+           "is_leaf": f"in PyTorch {who} is a leaf unless it was computed from a tensor that requires "
+                      "grad; MindSpore records no graph and its tensors have no is_leaf",
+           "grad_fn": f"{who}.grad_fn is the node of PyTorch's recorded graph that produced {who}; "
+                      "MindSpore records no graph and its tensors have no grad_fn"}[attr]
+    site.finding("GRD007", f"{why}: replace the read with the value you expect here (True/False/None), "
+                 "or drop it", api=f"Tensor.{attr}",
+                 comment=f"Tensor.{attr} has no MindSpore counterpart; replace it with its value")
+    return None
+
+
+for _attr in _ATTRS:
+    member(_attr, "GRD007", receiver=TENSOR, unambiguous=True, handler=_autograd_attr)

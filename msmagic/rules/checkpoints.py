@@ -36,7 +36,10 @@ register(
         to a file name that lacks it, while ``load_checkpoint`` only opens names ending in
         ``.ckpt``. The port therefore passes the Cell itself and makes the suffix explicit:
         a literal name gets ``.ckpt`` written into it, a variable keeps its value on save
-        and is given the same suffix on load. Keys differ from PyTorch's for BatchNorm
+        and is given the same suffix on load. MindSpore takes only ``str`` file names, so a
+        ``pathlib.Path`` (``Path(...)``, ``folder / "m.pt"``, or a name bound to one) is
+        passed as ``str(path)``; a file object (``open(...)``, ``io.BytesIO()``) is flagged.
+        Keys differ from PyTorch's for BatchNorm
         (``gamma``/``beta``/``moving_mean``/``moving_variance`` instead of
         ``weight``/``bias``/``running_mean``/``running_var``, and no ``num_batches_tracked``),
         so a file written by PyTorch cannot be read this way: convert it once with
@@ -70,7 +73,10 @@ register(
         value ``load_param_into_net`` (rule CEL006) copies into a Cell or an optimizer. It
         accepts only names ending in ``.ckpt``; since the port's ``save_checkpoint`` wrote
         that suffix, the same suffix is added to the name here (for a literal directly, for
-        a variable as ``p if p.endswith('.ckpt') else p + '.ckpt'``). ``map_location`` has
+        a variable as ``p if p.endswith('.ckpt') else p + '.ckpt'``, for any other
+        expression, evaluated once, as ``expr.removesuffix('.ckpt') + '.ckpt'``). A
+        ``pathlib.Path`` becomes ``str(path)`` first: MindSpore takes only ``str`` names.
+        ``map_location`` has
         no counterpart (MindSpore places data on the context's device) and is dropped;
         ``weights_only`` is dropped because a ``.ckpt`` file holds data only. A file
         produced by PyTorch itself is not a MindSpore checkpoint (see CKP001).
@@ -129,24 +135,104 @@ register(
 # ----------------------------------------------------------------------------- paths
 
 
-def _ckpt_path(site, arg: cst.Arg, *, loading: bool):
+def _ckpt_path(site, arg: cst.Arg, original, *, loading: bool):
     """The file name MindSpore uses: a literal gets ``.ckpt``; a variable is kept on save
-    (save_checkpoint appends it) and suffixed conditionally on load."""
+    (save_checkpoint appends it) and suffixed conditionally on load. MindSpore takes only
+    str names: a ``pathlib.Path`` (``Path(...)``, ``d / "m.pt"``, a name bound to one in
+    this cell or at the top of an earlier one) is passed as ``str(p)``. A file object
+    cannot be ported (None, flagged)."""
     value = arg.value
     text = site.literal(value, None)
     if isinstance(text, str):
         return value if text.endswith(EXT) else site.parse(repr(text + EXT))
-    if not loading:
-        return value
-    if not is_pure(value):
-        site.finding("CKP002", "the file name is an expression that would be evaluated twice; "
-                     "bind it to a name first", comment="bind the file name to a variable")
+    api = "torch.load" if loading else "torch.save"
+    if _is_file_object(site, original):
+        site.finding(
+            "CKP002" if loading else "CKP001",
+            f"{api} with a file object: MindSpore reads and writes checkpoints by file name "
+            "only; pass the file's path instead of the open file or buffer",
+            comment="pass a file name, not a file object",
+        )
         return None
     p = site.code(value).strip()
-    return site.parse(f"{p} if {p}.endswith({EXT!r}) else {p} + {EXT!r}")
+    if _is_path(site, original):
+        p = f"str({p})"
+        if not loading:
+            return site.parse(p)
+    elif not loading:
+        return value
+    elif is_pure(value):
+        return site.parse(f"{p} if {p}.endswith({EXT!r}) else {p} + {EXT!r}")
+    elif not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString,
+                                cst.FormattedString, cst.ConcatenatedString)):
+        p = f"({p})"
+    # evaluated once: a Path's str(), or an expression such as os.path.join(...)
+    return site.parse(f"{p}.removesuffix({EXT!r}) + {EXT!r}")
+
+
+_PATH_CLASSES = {"Path", "PurePath", "PosixPath", "WindowsPath", "PurePosixPath", "PureWindowsPath"}
+_PATH_METHODS = {"with_suffix", "with_name", "with_stem", "joinpath", "resolve", "absolute",
+                 "expanduser", "cwd", "home"}
+_FILE_OBJECTS = {"open", "BytesIO", "TemporaryFile", "NamedTemporaryFile"}
+
+
+def _binding(site, name: str):
+    """The value last bound to ``name`` before this statement: an assignment or a
+    ``with ... as name`` of the enclosing blocks, or a top-level call of an earlier cell."""
+    for stmt in reversed(site.enclosing_statements):
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None and isinstance(item.asname.name, cst.Name) \
+                        and item.asname.name.value == name:
+                    return item.item
+    for body, index in reversed(site.blocks):
+        for stmt in reversed(body[:index]):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in reversed(stmt.body):
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) \
+                            else [small.target]
+                        if any(isinstance(t, cst.Name) and t.value == name for t in targets):
+                            return small.value
+    return site.earlier_definition(name)
+
+
+def _callee(node) -> str:
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return ""
+
+
+def _is_path(site, node, depth: int = 0) -> bool:
+    """Is the (original) file-name expression a ``pathlib`` path?"""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        return True  # a str cannot be divided: `folder / "model.pt"` builds a Path
+    if isinstance(node, cst.Call):
+        return _callee(node) in _PATH_CLASSES or (
+            isinstance(node.func, cst.Attribute) and node.func.attr.value in _PATH_METHODS)
+    if isinstance(node, cst.Name) and depth < 3:
+        bound = _binding(site, node.value)
+        return bound is not None and _is_path(site, bound, depth + 1)
+    return False
+
+
+def _is_file_object(site, node, depth: int = 0) -> bool:
+    if isinstance(node, cst.Call):
+        return _callee(node) in _FILE_OBJECTS
+    if isinstance(node, cst.Name) and depth < 3:
+        bound = _binding(site, node.value)
+        return bound is not None and _is_file_object(site, bound, depth + 1)
+    return False
 
 
 # ----------------------------------------------------------------------------- torch.save
+
+
+def _original_arg(site, bound, name: str):
+    return next(a.value for a, (n, _, _) in zip(site.original.args, bound) if n == name)
 
 
 def _save(site):
@@ -173,7 +259,9 @@ def _save(site):
             comment="object is not a state_dict; save it with pickle or save_checkpoint by hand",
         )
         return None
-    new_path = _ckpt_path(site, path, loading=False)
+    new_path = _ckpt_path(site, path, _original_arg(site, bound, "f"), loading=False)
+    if new_path is None:
+        return None
     new = cst.Call(func=site.ref("mindspore.save_checkpoint"), args=[
         cst.Arg(saved, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
         cst.Arg(new_path),
@@ -229,7 +317,7 @@ def _load(site):
             return None
     if path is None:
         return None
-    new_path = _ckpt_path(site, path, loading=True)
+    new_path = _ckpt_path(site, path, _original_arg(site, bound, "f"), loading=True)
     if new_path is None:
         return None
     new = cst.Call(func=site.ref("mindspore.load_checkpoint"), args=[cst.Arg(new_path)])

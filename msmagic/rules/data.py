@@ -3,6 +3,7 @@ objects, Tensor and Parameter, where PyTorch has Tensor, Variable, Parameter and
 
 import libcst as cst
 
+from msmagic.engine import build
 from msmagic.engine.spec import api, method
 from msmagic.rules.device import DEVICE_ARG_RULE
 from msmagic.rules.registry import register
@@ -165,6 +166,41 @@ register(
 )
 
 
+register(
+    "DAT007",
+    "torch.LongTensor(data) / FloatTensor(sizes)... -> mindspore.Tensor / ops.zeros",
+    group=GROUP,
+    why="""
+        The legacy typed constructors take either data or sizes. ``torch.LongTensor([1, 2])``
+        (a list, tuple, array or tensor) builds a tensor of that dtype from the data:
+        ``mindspore.Tensor(data, mindspore.int64)`` casts the same way (floats are
+        truncated towards zero). ``torch.FloatTensor(2, 3)`` or ``torch.LongTensor(n)``
+        with an int ``n`` builds an *uninitialised* tensor of that shape, whose values the
+        program must overwrite: it becomes ``mindspore.ops.zeros((2, 3), mindspore.float32)``.
+        A single name is classified by what it was last assigned in the enclosing blocks
+        (``n = 0``, ``n += len(words)``: a size; a list or array: data); when that is not
+        visible it is ported as data and flagged. Keyword arguments (``device=``) are
+        flagged. As a type, ``x.type(torch.LongTensor)`` casts: the argument becomes
+        ``mindspore.int64``; other uses as a type (``isinstance``) are flagged (compare
+        ``x.dtype``).
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        ids = torch.LongTensor([3, 1, 2])
+        weights = torch.FloatTensor([[0.5, 1.5]])
+        tokens = 0
+        for line in ["a b", "c"]:
+            tokens += len(line.split())
+        buffer = torch.LongTensor(tokens)
+        for i in range(tokens):
+            buffer[i] = 7 * i
+        as_long = torch.tensor([1.7, -2.2]).type(torch.LongTensor)
+    """,
+)
+
+
 api("torch.tensor", "mindspore.Tensor", rule="DAT001", sig=("data",),
     rename={"data": "input_data"}, ms_sig=("input_data", "dtype"),
     drop={"device": DEVICE_ARG_RULE, "pin_memory": DEVICE_ARG_RULE, "requires_grad": "DAT001"},
@@ -252,3 +288,137 @@ def _tensor_type(site):
 
 
 api("torch.Tensor", "mindspore.Tensor", rule="DAT001", attr=True, handler=_tensor_type, returns=None)
+
+
+# ----------------------------------------------------------------------------- typed constructors
+
+TYPED_TENSORS = {
+    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
+    "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_",
+}
+_SIZE, _DATA = "size", "data"
+
+
+def _int_like(node) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int"):
+        return True
+    if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Divide):
+        return _int_like(node.left) and _int_like(node.right)
+    return isinstance(node, cst.UnaryOperation) and _int_like(node.expression)
+
+
+def _data_like(node) -> bool:
+    if isinstance(node, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    if not isinstance(node, cst.Call):
+        return False
+    func = build.code(node.func).strip()
+    return func in ("list", "tuple", "sorted") or func.startswith(("np.", "numpy."))
+
+
+def _small(small, name: str, found: list) -> None:
+    if isinstance(small, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+        found.append(_SIZE if _int_like(small.value) else _DATA if _data_like(small.value) else None)
+    elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and small.target.value == name:
+        if not (found and found[-1] == _SIZE and _int_like(small.value)):
+            found.append(None)  # ``n += 1`` keeps an int an int; anything else: unknown
+
+
+def _assigned(stmt, name: str, found: list) -> None:
+    """What ``stmt`` (and the blocks inside it, in order) assigns to ``name``: appends
+    _SIZE, _DATA or None per assignment."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            _small(small, name, found)
+        return
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return
+    body = getattr(stmt, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        for inner in body.body:
+            if isinstance(inner, cst.BaseSmallStatement):
+                _small(inner, name, found)
+            else:
+                _assigned(inner, name, found)
+    for handler in getattr(stmt, "handlers", ()):
+        _assigned(handler, name, found)
+    for part in ("orelse", "finalbody"):
+        inner = getattr(stmt, part, None)
+        if inner is not None:
+            _assigned(inner, name, found)
+
+
+def _name_is(site, name: str):
+    """_SIZE / _DATA: what ``name`` was last assigned before this statement in the
+    enclosing blocks (innermost first); None when that cannot be seen."""
+    for body, index in reversed(site.blocks):
+        found: list = []
+        for stmt in body[:max(index, 0)]:
+            _assigned(stmt, name, found)
+        if found:
+            return found[-1]
+    return None
+
+
+def _in_type_call(site) -> bool:
+    calls = site.enclosing_calls
+    if not calls:
+        return False
+    call = calls[-1]
+    return (isinstance(call.func, cst.Attribute) and call.func.attr.value == "type"
+            and any(a.value is site.original for a in call.args))
+
+
+def _typed_tensor(site):
+    name = site.api.rsplit(".", 1)[-1]
+    dtype = TYPED_TENSORS[name]
+    if not isinstance(site.original, cst.Call):
+        if _in_type_call(site):
+            new = site.ref(f"mindspore.{dtype}")
+            site.edit("DAT007", new, detail=f"x.type(torch.{name}) -> x.type(mindspore.{dtype})")
+            return new
+        site.finding("DAT007", f"torch.{name} used as a type: MindSpore has one Tensor class; "
+                     f"compare x.dtype == mindspore.{dtype}", comment=f"torch.{name} as a type")
+        return site.torch_ref(site.api)  # kept PyTorch, with its import
+    args = list(site.updated.args)
+    if any(a.keyword is not None or a.star for a in args):
+        site.finding("DAT007", f"torch.{name}(...) with keyword or * arguments: write "
+                     f"mindspore.Tensor(data, mindspore.{dtype}) or mindspore.ops.zeros(shape, "
+                     f"mindspore.{dtype})", comment=f"torch.{name}(...) not ported")
+        return None
+    originals = list(site.original.args)
+    kind = _SIZE
+    if len(args) == 1:
+        arg = originals[0].value
+        if _int_like(arg):
+            kind = _SIZE
+        elif _data_like(arg) or site.kind_of(arg) == "tensor":
+            kind = _DATA
+        elif isinstance(arg, cst.Name):
+            kind = _name_is(site, arg.value)
+        else:
+            kind = None
+    dt = site.code(site.ref(f"mindspore.{dtype}"))
+    if kind == _SIZE:
+        zeros = site.code(site.ref("mindspore.ops.zeros"))
+        sizes = [site.code(a.value).strip() for a in args]
+        shape = sizes[0] if len(sizes) == 1 else f"({', '.join(sizes)})" if sizes else "0"
+        new = site.parse(f"{zeros}({shape}, {dt})")
+        site.edit("DAT007", new, detail=f"torch.{name}(sizes) -> ops.zeros (uninitialised in PyTorch)")
+        return new
+    tensor = site.code(site.ref("mindspore.Tensor"))
+    new = site.parse(f"{tensor}({site.code(args[0].value).strip()}, {dt})")
+    site.edit("DAT007", new, detail=f"torch.{name}(data) -> mindspore.Tensor(data, mindspore.{dtype})")
+    if kind is None:
+        site.finding("DAT007", f"torch.{name}(n) with an int n is an uninitialised tensor of n "
+                     f"elements, with data a tensor of it: ported as data; if it is a size write "
+                     f"mindspore.ops.zeros(n, mindspore.{dtype})", comment=f"torch.{name}(x): x taken as data")
+    return new
+
+
+for _name in TYPED_TENSORS:
+    api(f"torch.{_name}", rule="DAT007", attr=True, handler=_typed_tensor, returns="tensor")

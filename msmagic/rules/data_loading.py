@@ -1,10 +1,11 @@
 """Data loading: ``TensorDataset`` + ``DataLoader`` become a ``mindspore.dataset``
 pipeline (``NumpySlicesDataset`` + ``.batch``) that yields MindSpore tensors in the same
-batches and order."""
+batches and order; shuffled loaders are tagged so parity can impose PyTorch's order;
+dataset items and ``loader.dataset`` port too."""
 
 import libcst as cst
 
-from msmagic.engine.spec import api, module
+from msmagic.engine.spec import TENSOR, api, member, module, statement_hook
 from msmagic.rules._util import is_pure
 from msmagic.rules.data import _paren
 from msmagic.rules.registry import register
@@ -53,10 +54,9 @@ register(
         while ``batch`` has no default, so ``1`` is written out when the call had none.
         Iterating the result (``for xb, yb in loader``, ``next(iter(loader))``) yields a
         list of MindSpore tensors per batch, and ``len(loader)`` is the number of batches,
-        as in PyTorch. Watch for one difference: a MindSpore dataset object can feed only
-        one pipeline, so two loaders built from the same dataset object (or re-running the
-        loader cell alone) raise "The data pipeline is not a tree"; build each loader from
-        its own dataset, and re-run the cell that builds the dataset too.
+        as in PyTorch. A MindSpore dataset object can feed only one pipeline, so only the
+        first loader over a dataset built in the same cell batches it directly; other
+        loaders read it through ``GeneratorDataset`` (rule LDR006).
     """,
     seed=SEED,
     reference=REF,
@@ -73,16 +73,26 @@ register(
 
 register(
     "LDR003",
-    "shuffle=True becomes .shuffle(len(ds)), flagged: the order differs",
+    "shuffle=True shuffles the MindSpore dataset, flagged: MindSpore's own order",
     group=GROUP,
     why="""
         ``DataLoader(shuffle=True)`` draws a new permutation of the whole dataset every
-        epoch from PyTorch's generator. ``ds.shuffle(buffer_size)`` with a buffer as large
-        as the dataset gives MindSpore's full reshuffle, again new every epoch, seeded by
-        ``mindspore.dataset.config.set_seed``. Both are uniform permutations, but not the
-        same ones: the batches come in a different order than PyTorch's even with equal
-        seeds, so losses per step differ while epoch-level results should be statistically
-        alike. The port is flagged for that reason; compare runs with ``shuffle=False``.
+        epoch from PyTorch's generator. The port shuffles the whole MindSpore dataset every
+        epoch too: ``ds.shuffle(len(ds))`` (a buffer as large as the dataset) for a dataset
+        bound to a name, ``NumpySlicesDataset(..., shuffle=True)`` for a TensorDataset built
+        in the call, ``GeneratorDataset(ds, ..., shuffle=True)`` where rule LDR006 reads the
+        dataset through one. MindSpore's permutations are seeded by
+        ``mindspore.dataset.config.set_seed`` and are not PyTorch's: a plain run sees the
+        batches in another order, so losses per step differ while epoch-level results
+        should be statistically alike. Once a seed is set (``mindspore.set_seed``, the
+        port of ``torch.manual_seed``), every new iteration of the dataset is seeded
+        alike, so each epoch of a plain run repeats one order where PyTorch draws a new
+        one. The port is flagged for these reasons. Under
+        ``%%ms_parity`` the statement is tagged ``shuffle``: parity records the
+        permutation PyTorch's loader draws each time it is iterated and makes the
+        MindSpore loader iterate its own rows in that order, so both sides train on the
+        same batches (the report lists the loader as synchronised: "PyTorch's shuffle
+        order used").
     """,
     seed=SEED,
     reference=REF,
@@ -145,6 +155,64 @@ register(
     """,
 )
 
+register(
+    "LDR006",
+    "A loader over a dataset that feeds a pipeline reads it via GeneratorDataset",
+    group=GROUP,
+    why="""
+        A MindSpore dataset object can feed only one pipeline: a second ``.batch(...)`` on
+        it makes iteration fail with "The data pipeline is not a tree". PyTorch has no such
+        limit, so two DataLoaders over one dataset, a loader built in a loop or a function
+        over a dataset built outside it, or a loader cell run again over the dataset of an
+        earlier cell all work there. The first loader built from a TensorDataset in the
+        cell (and block) that builds it batches the dataset directly (rule LDR002); any
+        other loader over a ported dataset, and a loader a function builds over a dataset
+        it is given, reads it as a random-access source,
+        ``mindspore.dataset.GeneratorDataset(ds, ds.get_col_names(), shuffle=...)``, which
+        yields the same rows in the same order (or shuffled, rule LDR003) and leaves ``ds``
+        free for other loaders.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        from torch.utils.data import TensorDataset, DataLoader
+        ds = TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
+        train = DataLoader(ds, batch_size=4)
+        full = DataLoader(ds, batch_size=6)
+        sums = [float(xb.sum()) for xb, yb in train] + [float(xb.sum()) for xb, yb in full]
+    """,
+)
+
+register(
+    "LDR007",
+    "ds[i] gives a tuple of tensors, loader.dataset the dataset; slicing is flagged",
+    group=GROUP,
+    why="""
+        ``TensorDataset(x, y)[i]`` is the tuple ``(x[i], y[i])`` of tensors. A ported
+        dataset (a ``NumpySlicesDataset``) can be indexed too, but gives NumPy values, and
+        only for indices ``0 <= i < len(ds)``: ``ds[i]`` becomes
+        ``tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[i])``, a negative literal index
+        ``ds[len(ds) - k]`` and a tensor index ``int(i)``. Slicing a TensorDataset
+        (``ds[a:b]``) returns the tuple of sliced tensors, which a MindSpore dataset cannot
+        do: it is flagged; slice the tensors themselves (``x[a:b], y[a:b]``).
+        A MindSpore batch pipeline has no ``.dataset``: ``loader.dataset`` becomes the
+        dataset the loader was built from when that was a name (in this cell or an earlier
+        one), so ``len(loader.dataset)`` counts the rows; otherwise it is flagged.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        from torch.utils.data import TensorDataset, DataLoader
+        ds = TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
+        loader = DataLoader(ds, batch_size=4)
+        first_x, first_y = ds[0]
+        last_x, last_y = ds[-1]
+        rows = len(loader.dataset)
+    """,
+)
+
 _LOADER_SIG = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
                "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
                "multiprocessing_context", "generator")
@@ -171,6 +239,22 @@ def _sep(args: list) -> list:
             for i, a in enumerate(args)]
 
 
+def _scope(site):
+    """The function the node is in (None at the cell's level): names are per scope."""
+    return id(site.functions[-1]) if site.functions else None
+
+
+def _assigned_name(site):
+    """``name`` when the call is the whole value of ``name = <call>``."""
+    holder = site.statement
+    if isinstance(holder, cst.SimpleStatementLine) and len(holder.body) == 1:
+        stmt = holder.body[0]
+        if (isinstance(stmt, cst.Assign) and stmt.value is site.original and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, cst.Name)):
+            return stmt.targets[0].target.value
+    return None
+
+
 def _tensor_dataset(site):
     bound = site.bound()
     if bound is None or not bound or any(not positional for _, _, positional in bound):
@@ -186,7 +270,34 @@ def _tensor_dataset(site):
                    args=_sep([cst.Arg(data), _kw("shuffle", cst.Name("False"))]))
     site.edit("LDR001", new, detail=f"TensorDataset of {len(bound)} tensors -> NumpySlicesDataset"
                                     "(..., shuffle=False)")
+    name = _assigned_name(site)
+    if name is not None:
+        # a fresh dataset: the first loader over it in this block may batch it directly
+        site.scratch("LDR006")[(_scope(site), name)] = {
+            "around": {id(s) for s in site.enclosing_statements}, "feeds": 0}
     return new
+
+
+def _feeds_directly(site, source) -> bool:
+    """May the loader batch ``source`` (a Name of a ported dataset) itself? Only the
+    first loader over a dataset built in this cell, not in a loop or function the
+    dataset statement is outside of (it would build a second pipeline on it)."""
+    info = site.scratch("LDR006").get((_scope(site), source.value))
+    if info is None or info["feeds"]:
+        return False
+    repeats = (cst.For, cst.While, cst.FunctionDef)
+    if any(isinstance(s, repeats) and id(s) not in info["around"] for s in site.enclosing_statements):
+        return False
+    info["feeds"] += 1
+    return True
+
+
+def _shuffle_flagged(site) -> None:
+    site.finding("LDR003", "MindSpore shuffles with its own random order: in a plain run the "
+                 "batches come in another order than PyTorch's, so per-step values differ, and "
+                 "once a seed is set every epoch repeats one order (%%ms_parity makes the "
+                 "MindSpore side use PyTorch's orders)",
+                 comment="shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)")
 
 
 def _loader(site):
@@ -207,23 +318,46 @@ def _loader(site):
             site.finding("LDR005", f"{name}={site.code(arg.value).strip()}: {_FLAGGED[name]}",
                          comment=f"{name}= removed: {_FLAGGED[name]}")
     data = _paren(source.value)
-    if site.kind_of(original_source) != DATASET:
+    known = site.kind_of(original_source) == DATASET
+    if not known:
         site.finding("LDR005", "the dataset was not built by a TensorDataset in this cell; "
                      ".batch() needs a mindspore.dataset (wrap a custom Dataset with "
                      "mindspore.dataset.GeneratorDataset(ds, column_names=[...], shuffle=False))",
                      comment="source must be a mindspore.dataset")
     shuffle = args.get("shuffle")
-    if shuffle is not None and site.literal(shuffle.value, True) is not False:
+    shuffled = shuffle is not None and site.literal(shuffle.value, True) is not False
+    inline = known and isinstance(original_source, cst.Call) and isinstance(source.value, cst.Call)
+    # a loader in a function over a dataset it is given may be built again on the same
+    # dataset at the next call: read through GeneratorDataset too
+    wrapped = (not inline and is_pure(source.value) and (known or bool(site.functions))
+               and not (known and isinstance(original_source, cst.Name)
+                        and _feeds_directly(site, original_source)))
+    if wrapped:
+        columns = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("get_col_names")))
+        data = cst.Call(func=site.ref("mindspore.dataset.GeneratorDataset"), args=_sep([
+            cst.Arg(source.value), cst.Arg(columns), _kw("shuffle", cst.Name("True" if shuffled else "False"))]))
+        site.edit("LDR006", data, detail=f"{site.code(source.value).strip()} already feeds a pipeline "
+                                         "(or may) -> GeneratorDataset(ds, ds.get_col_names())")
+        if shuffled:
+            site.edit("LDR003", data, detail="shuffle=True -> GeneratorDataset(..., shuffle=True)",
+                      tags=("shuffle",))
+            _shuffle_flagged(site)
+    elif shuffled and inline:
+        data = data.with_changes(args=[
+            a.with_changes(value=cst.Name("True")) if a.keyword is not None and a.keyword.value == "shuffle" else a
+            for a in data.args])
+        site.edit("LDR003", data, detail="shuffle=True -> NumpySlicesDataset(..., shuffle=True)",
+                  tags=("shuffle",))
+        _shuffle_flagged(site)
+    elif shuffled:
         if not is_pure(source.value):
             site.finding("LDR003", "shuffle=True needs the dataset bound to a name to size the "
                          "shuffle buffer; batches come unshuffled", comment="not shuffled")
         else:
             data = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("shuffle")),
                             args=[cst.Arg(cst.Call(func=cst.Name("len"), args=[cst.Arg(source.value)]))])
-            site.edit("LDR003", data, detail="shuffle=True -> .shuffle(len(ds))")
-            site.finding("LDR003", "MindSpore shuffles with its own random order: batches differ "
-                         "from PyTorch's, so per-step values cannot be compared",
-                         comment="shuffled in a different order than PyTorch")
+            site.edit("LDR003", data, detail="shuffle=True -> .shuffle(len(ds))", tags=("shuffle",))
+            _shuffle_flagged(site)
     size = args.get("batch_size")
     batch_args = [cst.Arg(size.value if size is not None else cst.Integer("1"))]
     drop = args.get("drop_last")
@@ -232,6 +366,11 @@ def _loader(site):
     new = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("batch")), args=_sep(batch_args))
     site.edit("LDR002", new, detail=f"DataLoader -> .batch({site.code(batch_args[0].value)}"
                                     f"{', drop_remainder' if drop is not None else ''})")
+    name = _assigned_name(site)
+    if name is not None:
+        # ``loader.dataset`` is the dataset the loader was built from (rule LDR007)
+        site.scratch("LDR007")[(_scope(site), name)] = (
+            original_source.value if isinstance(original_source, cst.Name) else None)
     return new
 
 
@@ -241,3 +380,147 @@ for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
     api(f"{_prefix}.TensorDataset", rule="LDR001", handler=_tensor_dataset, returns=DATASET)
 for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
     api(f"{_prefix}.DataLoader", rule="LDR002", sig=_LOADER_SIG, handler=_loader, returns=LOADER)
+
+
+# ----------------------------------------------------------------------------- loader.dataset
+
+
+def _source_of(site, loader):
+    """The name of the dataset ``loader`` (a Name) was built from, or None."""
+    known = site.scratch("LDR007")
+    for key in ((_scope(site), loader.value), (None, loader.value)):
+        if key in known:
+            return known[key]
+    call = site.earlier_definition(loader.value)
+    if isinstance(call, cst.Call) and site.code(call.func).strip().endswith("DataLoader"):
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                return None
+            if (arg.keyword is None and i == 0) or (arg.keyword is not None and arg.keyword.value == "dataset"):
+                return arg.value.value if isinstance(arg.value, cst.Name) else None
+    return None
+
+
+def _loader_dataset(site):
+    loader = site.receiver_original
+    name = _source_of(site, loader) if isinstance(loader, cst.Name) else None
+    if name is None:
+        site.finding("LDR007", "a MindSpore batch pipeline has no .dataset: keep the dataset the "
+                     "loader is built from in a variable and use it (len(ds) counts its rows)",
+                     comment="loader.dataset has no MindSpore counterpart")
+        return None
+    new = cst.Name(name)
+    site.edit("LDR007", new, detail=f"{site.code(site.original).strip()} -> {name}")
+    return new
+
+
+member("dataset", "LDR007", receiver=LOADER, handler=_loader_dataset, returns=DATASET)
+
+
+# ----------------------------------------------------------------------------- ds[i]
+
+
+_SKIPPED_FIELDS = ("whitespace", "lpar", "rpar", "comma", "equal", "dot", "semicolon", "leading_lines",
+                   "trailing", "lbracket", "rbracket", "lbrace", "rbrace", "colon", "star", "header",
+                   "footer", "newline", "operator", "asynchronous")
+_FIELDS: dict = {}
+
+
+def _fields(cls) -> tuple:
+    out = _FIELDS.get(cls)
+    if out is None:
+        out = _FIELDS[cls] = tuple(f for f in getattr(cls, "__dataclass_fields__", ())
+                                   if not f.startswith(_SKIPPED_FIELDS))
+    return out
+
+
+def _subscripts(node, out: list) -> list:
+    """Every Subscript under ``node`` (a quick scan that skips formatting fields)."""
+    if type(node) is cst.Subscript:
+        out.append(node)
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            _subscripts(value, out)
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    _subscripts(item, out)
+    return out
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, new: dict):
+        super().__init__()
+        self.new = new
+        self.done: set = set()
+
+    def leave_Subscript(self, original, updated):
+        new = self.new.get(id(original))
+        if new is None:
+            return updated
+        self.done.add(id(original))
+        return new
+
+
+def _item(ctx, sub: cst.Subscript, updated: cst.Subscript):
+    """The MindSpore expression for ``ds[i]`` (``updated``: its ported form), or None
+    with a finding."""
+    where = ctx.code(sub).strip()
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        ctx.finding("LDR007", f"{where}: slicing a TensorDataset gives its tensors sliced; a "
+                    "MindSpore dataset cannot be sliced: slice the tensors themselves "
+                    "(x[a:b], y[a:b])", node=sub, api="TensorDataset[...]",
+                    comment="TensorDataset slicing not ported: slice the tensors")
+        return None
+    index = sub.slice[0].slice.value
+    new_index = updated.slice[0].slice.value
+    value = updated.value
+    if isinstance(index, (cst.List, cst.Tuple, cst.ListComp)):
+        ctx.finding("LDR007", f"{where}: indexing a TensorDataset with several indices has no "
+                    "MindSpore counterpart: index the tensors themselves", node=sub,
+                    api="TensorDataset[...]", comment="TensorDataset[indices] not ported")
+        return None
+    text = ctx.code(new_index).strip()
+    if (isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
+            and isinstance(index.expression, cst.Integer)):
+        if not is_pure(value):
+            ctx.finding("LDR007", f"{where}: a MindSpore dataset takes no negative index; "
+                        "bind the dataset to a name and index it with len(ds) - k", node=sub,
+                        api="TensorDataset[...]", comment="negative dataset index not ported")
+            return None
+        text = f"len({ctx.code(value).strip()}) - {index.expression.value}"
+    elif ctx.kind_of(index) == TENSOR:
+        text = f"int({text})"
+    tensor = ctx.code(ctx.ref("mindspore.Tensor"))
+    numpy = ctx.require_import("numpy")  # numpy.longlong items are no Tensor input, arrays are
+    new = ctx.parse(f"tuple({tensor}({numpy}.asarray(c)) for c in {ctx.code(_paren(value)).strip()}[{text}])")
+    return new
+
+
+@statement_hook("LDR007", cst.SimpleStatementLine)
+def _dataset_items(ctx, original, updated):
+    if not ctx.torch_in_scope:
+        return updated
+    found = [s for s in _subscripts(original, []) if ctx.kind_of(s.value) == DATASET]
+    if not found:
+        return updated
+    new = {}
+    for sub in found:
+        ported = ctx.updated_of(sub)
+        item = _item(ctx, sub, ported)
+        if item is not None:
+            new[id(ported)] = (sub, item)
+    if not new:
+        return updated
+    replacer = _Replace({k: v[1] for k, v in new.items()})
+    result = updated.visit(replacer)
+    for key, (sub, item) in new.items():
+        if key in replacer.done:
+            ctx.edit("LDR007", item, node=sub, api="TensorDataset[...]",
+                     detail=f"{ctx.code(sub).strip()} -> tuple of MindSpore tensors")
+        else:  # another rule rebuilt the expression around it
+            ctx.finding("LDR007", f"{ctx.code(sub).strip()}: a MindSpore dataset item is a tuple of "
+                        "NumPy values: wrap it as tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[i])",
+                        node=sub, api="TensorDataset[...]", comment="dataset item not ported")
+    return result

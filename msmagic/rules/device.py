@@ -300,3 +300,139 @@ def _asnumpy(site):
 
 
 method("numpy", "DEV005", unambiguous=True, handler=_asnumpy, returns=None)
+
+
+# -- device queries and the default device
+
+register(
+    "DEV006",
+    "torch.cuda.device_count() and mps.is_available() answer for MindSpore's devices",
+    group=GROUP,
+    why="""
+        Like ``torch.cuda.is_available()`` (DEV002), these calls decide which device the
+        code uses, so the port asks the framework that runs it. ``torch.cuda.device_count()``
+        becomes the number of GPUs MindSpore can use:
+        ``mindspore.device_context.gpu.device_count()`` when its GPU plugin is loaded, else
+        ``0`` (MindSpore 2.10 raises RuntimeError instead of answering 0 when it has no GPU
+        backend, hence the guard). On a CPU-only MindSpore that is 0 even on a machine with
+        GPUs, which is the count the ported code can actually use.
+        ``torch.backends.mps.is_available()`` and ``is_built()`` (Apple's Metal backend)
+        become ``False``: MindSpore has no MPS target, so a branch choosing ``"mps"`` can
+        never be taken by the port.
+    """,
+    seed=SEED,
+    reference=REF,
+    example="""
+        import torch
+        n_gpus = torch.cuda.device_count()
+        use_mps = torch.backends.mps.is_available()
+    """,
+)
+
+register(
+    "DEV007",
+    "torch.set_default_device(...) becomes a guarded mindspore.set_device",
+    group=GROUP,
+    why="""
+        ``torch.set_default_device("cuda")`` makes PyTorch create new tensors on that device.
+        MindSpore creates every tensor on the process's one device target, so the call
+        becomes the choice of that target, guarded as in DEV001: ``mindspore.set_device``
+        is only called when the target differs from ``mindspore.get_current_device()``,
+        because MindSpore refuses it once kernels ran. A literal ``"cpu"``/``"cuda[:N]"``
+        is mapped to ``"CPU"``/``"GPU"``; a variable bound by ``torch.device(...)`` already
+        holds the target name (DEV001). Any other argument (``None``, a computed string,
+        ``"mps"``) is flagged and left as PyTorch: choose the target with
+        ``mindspore.set_device`` by hand.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        ``mindspore.set_device`` raises RuntimeError when called after kernels ran, even for
+        the device in use, unless it was called before with the same target and id; hence
+        the guard.
+    """,
+    example="""
+        import torch
+        torch.set_default_device("cpu")
+        x = torch.ones(2, 3)
+    """,
+)
+
+
+def _device_count(site):
+    gpu = site.code(site.ref("mindspore.device_context.gpu")).strip()
+    new = site.parse(f"({gpu}.device_count() if {gpu}.is_available() else 0)")
+    site.edit("DEV006", new, detail="torch.cuda.device_count() -> GPUs MindSpore can use (0 without)")
+    return new
+
+
+def _no_mps(site):
+    new = cst.Name("False")
+    site.edit("DEV006", new, detail=f"{site.api}() -> False (MindSpore has no MPS target)")
+    return new
+
+
+api("torch.cuda.device_count", rule="DEV006", sig=(), handler=_device_count, returns=None)
+api("torch.backends.mps.is_available", rule="DEV006", sig=(), handler=_no_mps, returns=None)
+api("torch.backends.mps.is_built", rule="DEV006", sig=(), handler=_no_mps, returns=None)
+
+
+def _set_default_device(site):
+    bound = site.bound()
+    arg = bound[0][1] if bound and len(bound) == 1 and bound[0][0] == "device" else None
+    line = site.statement
+    if not site.is_statement or arg is None or len(line.body) != 1:
+        site.finding(
+            "DEV007",
+            "only a torch.set_default_device(device) statement is ported; choose the device "
+            "target once with mindspore.set_device",
+            comment="set the device with mindspore.set_device by hand",
+        )
+        return None
+    original = site.original.args[0].value
+    mapped = _device_string(site, arg.value)
+    dev_id = 0
+    if mapped is not None:
+        expr, ids = mapped
+        if len(ids) > 1 or not isinstance(expr, cst.SimpleString):
+            mapped = None
+        else:
+            dev_id = next(iter(ids), 0)
+    elif site.kind_of(original) == "device" and isinstance(original, cst.Name):
+        expr = arg.value  # bound by torch.device(...): already a target name (DEV001)
+        mapped = (expr, set())
+    if mapped is None:
+        site.finding(
+            "DEV007",
+            f"torch.set_default_device({site.code(original).strip()}): only a literal "
+            "'cpu'/'cuda[:N]' or a torch.device variable maps to a MindSpore device target",
+            comment="device not ported; set mindspore.set_device by hand",
+        )
+        return None
+    target = site.code(expr).strip()
+    current = site.code(site.ref("mindspore.get_current_device")).strip()
+    set_device = site.code(site.ref("mindspore.set_device")).strip()
+    if isinstance(expr, cst.SimpleString):
+        test = f"{current}() != ({target}, {dev_id})"
+        call = f"{set_device}({target}{f', {dev_id}' if dev_id else ''})"
+    else:
+        test = f"{current}().device_target != {target}"
+        call = f"{set_device}({target})"
+    guard = site.parse_statement(f"if {test}:\n    {call}\n")
+
+    def replace(updated_line):
+        out = guard.with_changes(leading_lines=updated_line.leading_lines)
+        comment = updated_line.trailing_whitespace.comment
+        if comment is not None:  # the line's comment stays on the line that replaces it
+            out = out.with_changes(body=out.body.with_changes(
+                header=out.body.header.with_changes(
+                    whitespace=updated_line.trailing_whitespace.whitespace, comment=comment)))
+        return out
+
+    site.replace_line(replace)
+    site.edit("DEV007", guard, detail=f"torch.set_default_device -> guarded {call}")
+    return site.updated
+
+
+api("torch.set_default_device", rule="DEV007", sig=("device",), handler=_set_default_device,
+    returns=None)

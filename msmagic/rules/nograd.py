@@ -56,8 +56,8 @@ register(
         function runs. MindSpore functions never record a graph unless they are wrapped by
         ``mindspore.grad``/``value_and_grad``, so the decorator has nothing to do and is
         removed; the function body is ported as usual. A function that is itself meant to be
-        differentiated later needs no decorator in either framework. Only the called form
-        ``@torch.no_grad()`` is recognised; write the parentheses if you use the bare form.
+        differentiated later needs no decorator in either framework. The bare form
+        ``@torch.no_grad`` is removed the same way.
     """,
     seed=SEED + " (forward functions record no graph)",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.no_grad)",
@@ -108,6 +108,15 @@ register(
 def _grad_mode(site):
     holder = site.statement
     call = site.original
+    if not isinstance(call, cst.Call):  # a bare reference: only the decorator form ports
+        if isinstance(holder, cst.FunctionDef) and any(d.decorator is call for d in holder.decorators) \
+                and site.api != "torch.set_grad_enabled":
+            site.edit("NGR002", None, detail=f"@{site.api} removed")
+            return site.updated
+        site.finding("NGR001", f"{site.api} is used as a value here; MindSpore has no gradient-recording "
+                     "mode to switch, so remove it where it is used",
+                     comment=f"{site.api} has no MindSpore counterpart; remove it")
+        return site.torch_ref(site.api)
     if isinstance(holder, cst.With) and any(item.item is call for item in holder.items):
         site.edit("NGR001", None, detail=f"with {site.api}(...): unwrapped")
         return site.updated
@@ -127,13 +136,16 @@ def _grad_mode(site):
 
 
 for _qual in GRAD_MODES:
-    api(_qual, rule="NGR001", handler=_grad_mode)
+    # attr=True: the handler also sees the bare reference (``@torch.no_grad``)
+    api(_qual, rule="NGR001", handler=_grad_mode, attr=True)
 
 
 # ----------------------------------------------------------------------------- statements
 
 
 def _is_grad_mode(ctx, node) -> bool:
+    if isinstance(node, (cst.Name, cst.Attribute)):  # bare decorator: @torch.no_grad
+        return ctx.resolve(node) in GRAD_MODES and ctx.resolve(node) != "torch.set_grad_enabled"
     return isinstance(node, cst.Call) and ctx.resolve(node.func) in GRAD_MODES
 
 

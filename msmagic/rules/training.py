@@ -1,21 +1,33 @@
 """The training step: ``optimizer.zero_grad()`` / forward / ``loss.backward()`` /
 ``optimizer.step()`` in a loop (or function) body becomes a forward function, a
 ``value_and_grad`` over the optimizer's parameters defined once before the loop, and
-``loss, grads = grad_fn(...)`` + ``optimizer(grads)`` in the body.
+``loss, grads = grad_fn(...)`` + ``optimizer(grads)`` in the body. A step at the top level
+of a cell is rewritten statement by statement; a manual update of a model's parameters
+from their ``.grad`` becomes ``ops.assign`` from the gradient tuple; steps in a cell with
+no backward are no-ops; tensors given a format spec are formatted through ``.item()``.
 
 The analysis works on the ORIGINAL statements of the block (``_analyse``, cached per
 block so line handlers and the loop hook agree); the output is built from the ported
-statements. Loop shapes that cannot be rewritten faithfully are flagged (TRN004)."""
+statements, found by the ported forms of their expressions (other rules may split a
+statement into several: ``with torch.no_grad():`` is unwrapped into its body). Shapes
+that cannot be rewritten faithfully are flagged (TRN004) at the line where the rewrite
+fails."""
 
 from __future__ import annotations
 
 import ast
+import re
+import string
+import textwrap
 from dataclasses import dataclass, field
 from typing import Optional
 
 import libcst as cst
 
 from msmagic.engine.build import code as _code
+from msmagic.engine.build import parse_expression as build_expression
+from msmagic.engine.build import child_nodes, descendants
+from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.registry import register
 
@@ -154,19 +166,23 @@ register(
 
 register(
     "TRN004",
-    "Training loops that cannot be rewritten faithfully are flagged",
+    "Training steps that cannot be rewritten faithfully are flagged",
     group=GROUP,
     finding_only=True,
     why="""
         The rewrite needs one block holding the whole step: the backward call(s), exactly
         one ``optimizer.step()`` and a ``zero_grad()``, with the loss computed by plain
-        assignments. Otherwise (gradients accumulated over several iterations, a step inside
-        an ``if``, no ``zero_grad()`` so PyTorch keeps adding to ``.grad``, two optimizers, a
-        step at the top level of a cell) the loop is left as it is and flagged. To port it by
-        hand: move the loss computation into a function, build ``grad_fn =
-        mindspore.value_and_grad(fn, None, optimizer.parameters)``, and for accumulation sum
-        the returned gradient tuples (``acc = tuple(a + g for a, g in zip(acc, grads))``)
-        and call ``optimizer(acc)`` where PyTorch steps.
+        assignments in the same block. The block may be a loop body, a function body or
+        the top level of a cell. Otherwise (gradients accumulated over several
+        iterations, a step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to
+        ``.grad``, two optimizers, a loss computed in an earlier cell, ``backward()`` with
+        no step, whose gradients PyTorch leaves in ``.grad`` for the code to read) the
+        statements are left as they are and the line where the rewrite fails is flagged.
+        To port it by hand: move the loss computation into a function, build ``grad_fn =
+        mindspore.value_and_grad(fn, None, optimizer.parameters)`` (or
+        ``model.trainable_params()``), and for accumulation sum the returned gradient
+        tuples (``acc = tuple(a + g for a, g in zip(acc, grads))``) and call
+        ``optimizer(acc)`` where PyTorch steps.
     """,
     seed=SEED,
     example="""
@@ -185,8 +201,137 @@ register(
     """,
 )
 
+register(
+    "TRN005",
+    "Tensors given a format spec (f\"{loss:.4f}\") are formatted through .item()",
+    group=GROUP,
+    why="""
+        Training loops print their progress with format specs on tensors:
+        ``f"{loss:.5f}"``, ``f"{acc:.2%}"`` or ``"{:.4f}".format(loss)``. A PyTorch tensor
+        with one element formats its Python number (``Tensor.__format__`` calls
+        ``item()``); a MindSpore 2.10 tensor raises ``TypeError: unsupported format string
+        passed to Tensor.__format__`` for any non-empty spec. The port formats
+        ``loss.item()`` instead, which prints the same text. Only values the port knows to
+        be tensors are changed, and only where a spec is given (``{loss}`` prints the
+        tensor in either framework, in its own style).
+    """,
+    seed=SEED + " (printing training progress)",
+    installed_note="""
+        Verified on 2.10: ``f"{ms.Tensor(0.5):.2f}"`` raises TypeError (unsupported format
+        string passed to Tensor.__format__); an empty spec works.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 1)
+        x = torch.ones(4, 3)
+        loss = model(x).pow(2).mean()
+        acc = (model(x) > 0).float().mean()
+        line = f"loss {loss:.5f}, accuracy {acc:.2%}"
+        other = "loss {:.3f}".format(loss)
+    """,
+)
+
+register(
+    "TRN006",
+    "step() and zero_grad() in a cell with no backward() are no-ops, removed",
+    group=GROUP,
+    why="""
+        ``optimizer.step()`` skips every parameter whose ``.grad`` is ``None``, so a cell
+        that never calls ``backward()`` (a learning-rate scheduler demo that steps the
+        optimizer before ``scheduler.step()`` to avoid PyTorch's warning) changes no
+        weight, and ``zero_grad()`` has nothing to clear. MindSpore optimizers have no
+        ``step``/``zero_grad`` methods (they are called with a gradient tuple), so these
+        statements are removed (an emptied block keeps ``pass``). Where the cell does
+        call ``backward()``, steps and ``zero_grad()`` calls that are not part of a
+        rewritten training step are flagged instead (TRN004). Gradients left by a
+        ``backward()`` in an earlier cell are not seen: that ``backward()`` is flagged
+        there and has to be ported together with its step.
+    """,
+    seed=SEED + " › Optimizer Execution and Usage Differences",
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+        lrs = []
+        for epoch in range(5):
+            optimizer.zero_grad()
+            optimizer.step()
+            scheduler.step()
+            lrs.append(scheduler.get_last_lr()[0])
+        weight = model.weight
+    """,
+)
+
 
 # ----------------------------------------------------------------------------- analysis
+
+_STEP_COMMENT = "training step not rewritten; see rule TRN004"
+_NO_STEP = ("{loss}.backward() with no optimizer.step() in the same block: PyTorch leaves the gradients in "
+            "each parameter's .grad (for a later step, an accumulation, a manual update or a read), and "
+            "MindSpore has no .grad. Compute them as values with grad_fn = mindspore.value_and_grad(fn, "
+            "None, model.trainable_params()), fn returning {loss}; sum the returned grads tuples to "
+            "accumulate and call optimizer(grads) where PyTorch steps")
+_MANUAL = ("; where the code reads p.grad use the matching gradient (for p, g in "
+           "zip(model.trainable_params(), grads)), and update a Parameter with ops.assign(p, p - lr * g): "
+           "p -= ... makes a new tensor and leaves the Parameter unchanged")
+_NO_STEP_COMMENT = "backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad"
+
+
+_CONSTANTS = frozenset({"True", "False", "None"})
+_STORE_FIELDS = {
+    cst.Assign: (("targets", True), ("value", False)),
+    cst.AssignTarget: (("target", True),),
+    cst.AugAssign: (("target", True), ("value", False)),
+    cst.AnnAssign: (("target", True), ("annotation", False), ("value", False)),
+    cst.For: (("target", True), ("iter", False), ("body", False), ("orelse", False)),
+    cst.CompFor: (("target", True), ("iter", False), ("ifs", False), ("inner_for_in", False)),
+    cst.NamedExpr: (("target", True), ("value", False)),
+    cst.AsName: (("name", True),),
+}
+
+
+def _fast_names(stmt) -> tuple[set, set]:
+    """(names bound, names read) by a statement, as ``_names`` finds them with ``ast``
+    (parameters count as bound; imported, def and class names do not) but read off the
+    tree directly."""
+    bound, read = set(), set()
+    stack = [(stmt, False)]
+    while stack:
+        node, store = stack.pop()
+        t = type(node)
+        if t is cst.Name:
+            if node.value not in _CONSTANTS:
+                (bound if store else read).add(node.value)
+        elif t is cst.Attribute:
+            stack.append((node.value, False))
+        elif t is cst.Subscript:
+            stack.append((node.value, False))
+            stack.extend((e, False) for e in node.slice)
+        elif t is cst.Param:
+            bound.add(node.name.value)
+            stack.extend((x, False) for x in (node.annotation, node.default) if x is not None)
+        elif t in (cst.Arg, cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal):
+            if t is cst.Arg:
+                stack.append((node.value, False))
+        elif t in (cst.FunctionDef, cst.ClassDef, cst.ExceptHandler):
+            stack.extend((c, False) for c in child_nodes(node) if c is not node.name)
+        elif t in _STORE_FIELDS:
+            for name, is_store in _STORE_FIELDS[t]:
+                value = getattr(node, name)
+                if value is None or isinstance(value, cst.MaybeSentinel):
+                    continue
+                items = value if isinstance(value, (tuple, list)) else (value,)
+                stack.extend((v, is_store) for v in items if isinstance(v, cst.CSTNode))
+        elif t in (cst.Tuple, cst.List, cst.Element, cst.StarredElement, cst.StarredDictElement):
+            stack.extend((c, store) for c in child_nodes(node))
+        else:
+            stack.extend((c, False) for c in child_nodes(node))
+    return bound, read
 
 
 def _call_of(stmt) -> Optional[cst.Call]:
@@ -207,7 +352,7 @@ def _method_name(call) -> Optional[str]:
 
 def _names(node, ctx) -> list[str]:
     """Names read (ast.Load) or bound (ast.Store) in a statement, in order."""
-    tree = ast.parse(_code(node).strip() + "\n")
+    tree = ast.parse(textwrap.dedent(_code(node)).strip() + "\n")
     out = []
     for n in ast.walk(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ctx):
@@ -223,6 +368,10 @@ def _reads_in_order(stmt) -> list[str]:
                                  key=lambda n: (n.lineno, n.col_offset))]
 
 
+def _has_call(node) -> bool:
+    return any(isinstance(n, ast.Call) for n in ast.walk(ast.parse(_code(node).strip())))
+
+
 @dataclass
 class _Plan:
     problem: Optional[tuple] = None  # (original node, reason, comment)
@@ -232,10 +381,29 @@ class _Plan:
     clips: list = field(default_factory=list)  # (statement index, Call)
     forward: list = field(default_factory=list)  # statement indices
     index: dict = field(default_factory=dict)  # statement index -> role
+    #: the step can be rewritten (by the loop/function hook, or line by line at the top level)
+    rewrite: bool = False
+    #: the backward(s) differentiate requires_grad tensors: the autograd rules port them
+    grd: bool = False
+    #: steps / zero_grad in a cell without any backward(): PyTorch no-ops
+    noop: bool = False
+    #: the block is the cell's top level
+    top: bool = False
+    #: top level: statements between the forward pass and the backward, moved after it
+    between: list = field(default_factory=list)
+    calls: dict = field(default_factory=dict)  # statement index -> its call, for the roles
+    #: a manual update of the parameters from their .grad instead of optimizer.step()
+    manual: Optional["_Manual"] = None
+
+    def position(self, call) -> Optional[int]:
+        """Index of the statement whose call (with a role) is ``call``."""
+        return next((i for i, c in self.calls.items() if c is call), None)
 
 
 def _is_optimizer(ctx, recv, zero_recvs) -> bool:
-    kind = ctx.kind_of(recv)
+    # a copy: the plan may be made before the walk reaches the receiver, and kinds are
+    # cached per node
+    kind = ctx.kind_of(recv.deep_clone())
     if kind == "optimizer":
         return True
     if kind is not None:
@@ -248,12 +416,220 @@ def _analyse(ctx, stmts) -> _Plan:
     cache = ctx.scratch("training").setdefault("plans", {})
     key = id(stmts[0]) if stmts else 0
     if key not in cache:
-        cache[key] = _plan(ctx, stmts)
+        top = bool(ctx.blocks) and len(stmts) > 0 and stmts[0] is ctx.blocks[0][0][0]
+        cache[key] = _plan(ctx, stmts, top)
     return cache[key]
 
 
-def _plan(ctx, stmts) -> _Plan:
-    p = _Plan()
+def _is_backward_call(node) -> bool:
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "backward"
+
+
+def _cell_has_backward(ctx) -> bool:
+    """Does the cell call ``.backward(...)`` (``torch.autograd.backward`` included)?"""
+    memo = ctx.scratch("training")
+    if "has_backward" not in memo:
+        cell = ctx.blocks[0][0] if ctx.blocks else ()
+        memo["has_backward"] = any(_is_backward_call(n) for s in cell for n in descendants(s))
+    return memo["has_backward"]
+
+
+def _marks_leaf(node) -> bool:
+    """``requires_grad=True`` (argument or attribute assignment) or ``.requires_grad_(``."""
+    t = type(node)
+    if t is cst.Arg:
+        return (node.keyword is not None and node.keyword.value == "requires_grad"
+                and type(node.value) is cst.Name and node.value.value == "True")
+    if t is cst.Assign:
+        return (type(node.value) is cst.Name and node.value.value == "True" and any(
+            type(a.target) is cst.Attribute and a.target.attr.value == "requires_grad" for a in node.targets))
+    return t is cst.Attribute and node.attr.value == "requires_grad_"
+
+
+def _leaves(ctx, stmts) -> set:
+    """Names bound by statements creating ``requires_grad`` tensors in this block or an
+    enclosing one (what the autograd rules differentiate)."""
+    memo = ctx.scratch("training").setdefault("leaves", {})
+    out = set()
+    for block in [stmts, *(b for b, _ in ctx.blocks)]:
+        key = id(block[0]) if block else 0
+        if key not in memo:
+            found = set()
+            for s in block:
+                if isinstance(s, cst.SimpleStatementLine) and any(_marks_leaf(n) for n in descendants(s)):
+                    found |= _bound_read(ctx, s)[0]
+                    for small in s.body:  # x.requires_grad_(): x
+                        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                            func = small.value.func
+                            if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                                found.add(func.value.value)
+            memo[key] = found
+        out |= memo[key]
+    return out
+
+
+def _slice(ctx, stmts, p, last_back) -> list:
+    """Indices of the statements the losses depend on, before the last backward."""
+    needed = set()
+    for c in p.backs:
+        needed |= set(_names(c.func.value, ast.Load))
+    found = []
+    for i in range(last_back - 1, -1, -1):
+        if i in p.index:
+            continue
+        bound, read = _bound_read(ctx, stmts[i])
+        if not bound & needed:
+            continue
+        found.append(i)
+        needed |= read
+    return sorted(found)
+
+
+def _bound_read(ctx, stmt) -> tuple[set, set]:
+    memo = ctx.scratch("training").setdefault("names", {})
+    hit = memo.get(id(stmt))
+    if hit is None:
+        hit = memo[id(stmt)] = _fast_names(stmt)
+    return hit
+
+
+def _is_plain(stmt) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(b, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for b in stmt.body)
+
+
+def _top_forward(ctx, stmts, found) -> list:
+    """At the top level of a cell the slice reaches back to the data and the model; the
+    forward pass starts at the first statement that reads a module (its parameters) or a
+    value computed from one. Statements (re)binding a module stay where they are."""
+    classes = {s.name.value for s in stmts if isinstance(s, cst.ClassDef)}
+    modules = set()
+    for s in stmts:
+        if not isinstance(s, cst.SimpleStatementLine):
+            continue
+        for small in s.body:
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+                continue
+            func = small.value.func
+            qual = ctx.resolve(func) or ""
+            last = qual.rsplit(".", 1)[-1]
+            made = (qual.startswith("torch.nn.") and last[:1].isupper()) or (
+                isinstance(func, cst.Name) and func.value in classes)
+            if made or (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                        and func.value.value in modules):  # model = model.to(device)
+                modules |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+
+    def is_module(name):
+        if name in modules:
+            return True
+        kind = ctx.kind_of(cst.Name(name))  # a module of an earlier cell
+        return kind is not None and kind.base == "module"
+
+    forward, dependent = [], set()
+    for i in found:
+        bound, read = _bound_read(ctx, stmts[i])
+        if any(is_module(n) for n in bound):
+            continue
+        if not forward and not (dependent | {n for n in read if is_module(n)}):
+            continue
+        forward.append(i)
+        dependent |= bound
+    return forward
+
+
+@dataclass
+class _Manual:
+    """``with torch.no_grad(): for p in model.parameters(): p -= lr * p.grad`` after the
+    backward: the update statement, its loop, the module and the loop variable."""
+
+    index: int  # the statement after the backward (the with or the for)
+    loop: cst.For
+    module: cst.BaseExpression
+    param: str
+    zero_calls: list  # model.zero_grad() calls inside the with (dropped with it)
+    zeroed: bool  # the update zeroes the gradients (in the loop or the with)
+
+
+def _grad_of(node, param) -> bool:
+    """``p.grad`` / ``p.grad.data``."""
+    text = _code(node).strip()
+    return text in (f"{param}.grad", f"{param}.grad.data")
+
+
+def _update_loop(ctx, stmt) -> Optional[tuple]:
+    """(module, param, zeroes) for ``for p in model.parameters():`` whose body only
+    updates ``p`` in place from ``p.grad`` and resets ``p.grad``; None otherwise."""
+    it, target = stmt.iter, stmt.target
+    if not (isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value == "parameters" and isinstance(target, cst.Name)
+            and isinstance(stmt.body, cst.IndentedBlock) and not stmt.orelse):
+        return None
+    param = target.value
+    updates = zeroes = 0
+    for line in stmt.body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return None
+        for small in line.body:
+            text = _code(small).strip().replace(" ", "")
+            if isinstance(small, cst.AugAssign) and isinstance(small.operator, (cst.SubtractAssign, cst.AddAssign)) \
+                    and _code(small.target).strip() in (param, f"{param}.data"):
+                rest = re.sub(rf"(?<![\w.]){param}\.grad(\.data)?(?![\w.])", "", _code(small.value))
+                if ".grad" in rest or re.search(rf"(?<![\w.]){param}(?![\w])", rest):
+                    return None
+                updates += 1
+            elif text in (f"{param}.grad.zero_()", f"{param}.grad.data.zero_()", f"{param}.grad=None"):
+                zeroes += 1
+            else:
+                return None
+    return (it.func.value, param, zeroes > 0) if updates else None
+
+
+def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
+    found = None
+    for i in range(last_back + 1, len(stmts)):
+        s = stmts[i]
+        if isinstance(s, cst.With):
+            if not (all(ctx.resolve(item.item.func) == "torch.no_grad" for item in s.items
+                        if isinstance(item.item, cst.Call)) and all(isinstance(item.item, cst.Call) for item in s.items)
+                    and isinstance(s.body, cst.IndentedBlock)):
+                continue
+            loops = [(k, x) for k, x in enumerate(s.body.body) if isinstance(x, cst.For)]
+            if len(loops) != 1 or (hit := _update_loop(ctx, loops[0][1])) is None:
+                continue
+            zeros = []
+            for k, x in enumerate(s.body.body):
+                if x is loops[0][1]:
+                    continue
+                c = _call_of(x)
+                if _method_name(c) != "zero_grad" or c.args or k < loops[0][0] \
+                        or _code(c.func.value).strip() != _code(hit[0]).strip():
+                    return None
+                zeros.append(c)
+            if found is not None:
+                return None
+            found = _Manual(i, loops[0][1], hit[0], hit[1], zeros, hit[2] or bool(zeros))
+        elif isinstance(s, cst.For) and (hit := _update_loop(ctx, s)) is not None:
+            if found is not None:
+                return None
+            found = _Manual(i, s, hit[0], hit[1], [], hit[2])
+        elif ".grad" in _code(s):
+            return None
+    if found is None:
+        return None
+    module = _code(found.module).strip()
+    for i, r in p.index.items():
+        if r == "zero":
+            c = p.calls[i]
+            if _code(c.func.value).strip() != module or first_back < i < found.index or c.args:
+                return None
+            found.zeroed = True
+        elif r in ("clip", "step"):
+            return None
+    return found if found.zeroed else None
+
+
+def _plan(ctx, stmts, top: bool = False) -> _Plan:
+    p = _Plan(top=top)
     calls = [_call_of(s) for s in stmts]
     zero_recvs = {_code(c.func.value).strip() for c in calls if _method_name(c) == "zero_grad"}
     steps = []
@@ -271,38 +647,85 @@ def _plan(ctx, stmts) -> _Plan:
         elif c is not None and ctx.resolve(c.func) in CLIPS:
             p.clips.append((i, c))
             p.index[i] = "clip"
+        if i in p.index:
+            p.calls[i] = c
     if not p.backs:
-        if steps:
+        if (steps or p.zero) and not _cell_has_backward(ctx) and not any(c.args for _, c in steps):
+            p.noop = True
+        elif steps:
             p.problem = (steps[0][1], "optimizer.step() without loss.backward() in the same block: the "
                          "gradients come from elsewhere (accumulation or a conditional step)",
                          "step without backward here; port the gradient computation by hand")
+        elif p.zero:
+            p.problem = (p.zero[0], "zero_grad() outside a training step: the gradients it clears come "
+                         "from a backward() that is not rewritten here; MindSpore's grad_fn returns fresh "
+                         "gradients, so remove it once that step is ported by hand",
+                         "zero_grad() not ported; see rule TRN004")
         return p
     first_back = min(i for i, r in p.index.items() if r == "backward")
     last_back = max(i for i, r in p.index.items() if r == "backward")
+    found = _slice(ctx, stmts, p, last_back)
+    forward = _top_forward(ctx, stmts, found) if top else found
+    compound = not all(_is_plain(stmts[i]) for i in forward)
+    fbound, fread = set(), set()
+    for i in forward:
+        bound, read = _bound_read(ctx, stmts[i])
+        fbound |= bound
+        fread |= read
+    reads = set().union(*(_names(c.func.value, ast.Load) for c in p.backs))
+    for i in found:
+        reads |= _bound_read(ctx, stmts[i])[1]
+    p.grd = bool(reads & _leaves(ctx, stmts))
     back = p.backs[0]
-    if len(steps) != 1:
-        why = ("no optimizer.step() in the same block as loss.backward() (gradient accumulation or "
-               "a conditional step)") if not steps else "several optimizer.step() calls in one block"
-        p.problem = (back, why, "training step not rewritten; see rule TRN004")
+    if len(steps) > 1:
+        p.problem = (back, "several optimizer.step() calls in one block", _STEP_COMMENT)
         return p
+    if not steps:
+        if p.grd:  # the autograd rules port the backward (or flag it)
+            return p
+        p.manual = None if top else _manual(ctx, stmts, p, first_back, last_back)
+        if p.manual is None:
+            reason = _NO_STEP.format(loss=_code(back.func.value).strip())
+            if any(".grad" in _code(s) for s in stmts[last_back + 1:]):
+                reason += _MANUAL
+            p.problem = (back, reason, _NO_STEP_COMMENT)
+            return p
+        steps = [(p.manual.index, None)]
     step_i, p.step = steps[0]
-    if p.step.args:
+    if p.manual is not None:
+        pass  # its zeroing and placement were checked by _manual
+    elif p.step.args:
         p.problem = (p.step, "optimizer.step(closure) has no MindSpore counterpart",
                      "step(closure) not ported")
         return p
-    if not p.zero:
+    elif not p.zero:
         p.problem = (back, "no zero_grad() in this block: PyTorch lets the gradients accumulate across "
                      "iterations, MindSpore's grad_fn returns fresh ones; add zero_grad() or sum the "
                      "grads tuples by hand",
                      "gradients accumulate across iterations; port by hand (rule TRN004)")
         return p
     zero_i = [i for i, r in p.index.items() if r == "zero"]
-    if len(zero_i) > 1 or first_back < zero_i[0] < step_i:
+    if p.manual is None and (len(zero_i) > 1 or first_back < zero_i[0] < step_i):
         p.problem = (p.zero[0], "zero_grad() between backward() and step() (or called twice): the "
                      "step does not use the gradients of this block's loss", "zero_grad placement not ported")
         return p
     if any(not (last_back < i < step_i) for i, _ in p.clips):
         p.problem = (p.clips[0][1], "gradient clipping outside backward()..step()", "clip not ported")
+        return p
+    for _, c in p.clips:
+        qual = ctx.resolve(c.func)
+        args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(c.args)}
+        norm = args.get(2) or args.get("norm_type")
+        if qual.endswith("norm_") and norm is not None and _literal(norm.value) not in (2, 2.0):
+            p.problem = (c, "only the 2-norm is ported: clip_by_global_norm scales by the 2-norm of all "
+                         "gradients", "norm_type not ported")
+            return p
+        if not (args.get(1) or args.get("max_norm") or args.get("clip_value")) or any(a.star for a in c.args):
+            p.problem = (c, "clip limit not found", "clip not ported")
+            return p
+    if step_i < last_back and p.step is not None:
+        p.problem = (p.step, "optimizer.step() before loss.backward() in the same block: the step uses "
+                     "the gradients of an earlier backward", _STEP_COMMENT)
         return p
     for c in p.backs:
         for a in c.args:
@@ -312,26 +735,40 @@ def _plan(ctx, stmts) -> _Plan:
             p.problem = (c, f"backward({_code(a).strip()}) has no counterpart in the training-step rewrite",
                          "backward arguments not ported")
             return p
-    # forward statements: those the losses depend on, before the last backward
-    needed = set()
+    if compound:
+        p.problem = (back, "the loss is computed by a compound statement; only plain assignments "
+                     "can be moved into the forward function", "loss computation not ported")
+        return p
     for c in p.backs:
-        needed |= set(_names(c.func.value, ast.Load))
-    forward = []
-    for i in range(last_back - 1, -1, -1):
-        if i in p.index:
-            continue
-        s = stmts[i]
-        bound = set(_names(s, ast.Store))
-        if not bound & needed:
-            continue
-        if not (isinstance(s, cst.SimpleStatementLine)
-                and all(isinstance(b, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for b in s.body)):
-            p.problem = (back, "the loss is computed by a compound statement; only plain assignments "
-                         "can be moved into the forward function", "loss computation not ported")
+        recv = c.func.value
+        if not set(_names(recv, ast.Load)) & fbound and not _has_call(recv):
+            p.problem = (c, f"{_code(recv).strip()} is not computed in this block (an earlier cell, or "
+                         "before the loop): MindSpore differentiates a function, so move the forward pass "
+                         "that computes it next to backward()",
+                         "loss computed elsewhere; move its computation here (rule TRN004)")
             return p
-        forward.append(i)
-        needed |= set(_names(s, ast.Load))
-    p.forward = sorted(forward)
+    p.forward = forward
+    if top and p.grd:
+        p.problem = (p.step, "the gradients of this step are taken of requires_grad tensors at the top "
+                     "level of the cell; put the step in a loop or function body, or port it by hand "
+                     "with value_and_grad and optimizer(grads)", _STEP_COMMENT)
+        return p
+    if top:
+        first_fwd = forward[0] if forward else first_back
+        for i in range(first_fwd, last_back):
+            if i in p.index or i in forward:
+                continue
+            s = stmts[i]
+            bound, read = _bound_read(ctx, s)
+            if (not isinstance(s, cst.SimpleStatementLine) or bound & (fbound | fread)
+                    or read & (fread - fbound)):
+                text = _code(s).strip().splitlines()[0]
+                p.problem = (back, f"`{text}` sits between the forward pass and backward() and changes or "
+                             "uses what the forward pass reads; move it after the training step",
+                             _STEP_COMMENT)
+                return p
+            p.between.append(i)
+    p.rewrite = True
     return p
 
 
@@ -350,44 +787,27 @@ _LOOPS = (cst.For, cst.While)
 def _varying(owner) -> set:
     """Names that may change per iteration / call: bound anywhere in the loop (target
     and body) or the function (parameters and body)."""
-    return set(_names(owner, ast.Store))
+    return _fast_names(owner)[0]
 
 
 def _stmt(text: str):
     return cst.parse_statement(text)
 
 
-def _training_step(ctx, original, updated):
-    if not ctx.torch_in_scope or not isinstance(updated, type(original)):
-        return updated
-    hoisted = _hoisted(ctx).pop(id(original), None)
-    if isinstance(original, cst.FunctionDef) and ctx.classes:
-        return updated
-    body = original.body
-    if not isinstance(body, cst.IndentedBlock):
-        return _emit(ctx, original, updated, hoisted)
-    stmts = list(body.body)
-    p = _analyse(ctx, stmts)
-    if not p.backs or p.problem:
-        if p.problem:
-            node, reason, comment = p.problem
-            ctx.finding("TRN004", reason, node=node, api=".backward()", comment=comment)
-        return _emit(ctx, original, updated, hoisted)
-    new_body = list(updated.body.body)
-    if len(new_body) != len(stmts):
-        ctx.finding("TRN004", "a statement of this block was split while porting; the training step was not rewritten",
-                  node=p.backs[0], api=".backward()",
-                  comment="training step not rewritten; see rule TRN004")
-        return _emit(ctx, original, updated, hoisted)
-    # owners the definitions are hoisted before: this statement, and enclosing loops
-    owners = [original]
-    for h in reversed(ctx.enclosing_statements[:-1]):
-        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
-            owners.append(h)
-        else:
-            break
-    varying = set().union(*(_varying(o) for o in owners))
-    # forward function
+@dataclass
+class _Step:
+    fn: cst.FunctionDef  # def forward_fn(...)
+    gfn: cst.SimpleStatementLine  # grad_fn = value_and_grad(...)
+    call: cst.SimpleStatementLine  # (loss, aux), grads = grad_fn(...)
+    grads: str
+    detail: str
+    first: list
+
+
+def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
+    """The forward function over the ported forward statements ``fwd_lines``, the
+    value_and_grad definition and the call replacing the step; names in ``varying``
+    become parameters."""
     defined, params = set(), []
     for i in p.forward:
         for n in _reads_in_order(stmts[i]):
@@ -414,51 +834,224 @@ def _training_step(ctx, original, updated):
     targets += aux
     fwd_name, grad_name = ctx.fresh_name("forward_fn"), ctx.fresh_name("grad_fn")
     grads = ctx.fresh_name("grads")
-    step_i = next(i for i, r in p.index.items() if r == "step")
-    opt = _code(new_body[step_i].body[0].value.func.value).strip()
     vag = _code(ctx.ref("mindspore.value_and_grad")).strip()
     has_aux = len(outs) > 1
-    fwd_body = [new_body[i] for i in p.forward]
     ret = _stmt(f"return {', '.join(outs)}\n")
     header = _stmt(f"def {fwd_name}({', '.join(params)}):\n    pass\n")
-    fn = header.with_changes(body=header.body.with_changes(body=[*fwd_body, ret]))
-    gfn = _stmt(f"{grad_name} = {vag}({fwd_name}, None, {opt}.parameters"
+    fn = header.with_changes(body=header.body.with_changes(body=[*fwd_lines, ret]))
+    gfn = _stmt(f"{grad_name} = {vag}({fwd_name}, None, {weights}"
                 f"{', has_aux=True' if has_aux else ''})\n")
     unpack = f"({', '.join(targets)}{',' if len(targets) == 1 else ''})" if has_aux else targets[0]
     call = _stmt(f"{unpack}, {grads} = {grad_name}({', '.join(params)})\n")
-    # the loop body
-    out = []
-    _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
-    first_fwd = p.forward[0] if p.forward else min(i for i, r in p.index.items() if r == "backward")
-    for i, (o, u) in enumerate(zip(stmts, new_body)):
-        role = p.index.get(i)
-        if i == first_fwd:
-            out.append(call.with_changes(leading_lines=u.leading_lines if i not in p.forward else ()))
-            continue
-        if i in p.forward:
-            continue
-        if role in ("zero", "backward"):
-            continue
-        if role == "clip":
-            out.append(_clip(ctx, o, u, grads).with_changes(leading_lines=u.leading_lines))
-            continue
-        if role == "step":
-            new_step = _stmt(f"{opt}({grads})\n").with_changes(leading_lines=u.leading_lines,
-                                                                 trailing_whitespace=u.trailing_whitespace)
-            out.append(new_step)
-            continue
-        out.append(u)
     detail = (f"{fwd_name}({', '.join(params)}) returns {', '.join(outs)}; "
-              f"{grad_name} = value_and_grad(...) before the loop; {opt}(grads) steps")
-    ctx.edit("TRN001", call, node=p.backs[0], api="loss.backward()", detail=detail)
+              f"{grad_name} = value_and_grad(...) before the loop; {how}")
+    return _Step(fn, gfn, call, grads, detail, first)
+
+
+def _log(ctx, p, step: _Step) -> None:
+    ctx.edit("TRN001", step.call, node=p.backs[0], api="loss.backward()", detail=step.detail)
     if len(p.backs) > 1:
-        ctx.edit("TRN003", call, node=p.backs[1], api="loss.backward()",
-                 detail=f"{len(p.backs)} backward() calls -> gradient of {first[0]}")
+        ctx.edit("TRN003", step.call, node=p.backs[1], api="loss.backward()",
+                 detail=f"{len(p.backs)} backward() calls -> gradient of {step.first[0]}")
     for c in p.backs:
         if c.args:
-            ctx.edit("TRN003", call, node=c, api="loss.backward()", detail="retain_graph= dropped")
+            ctx.edit("TRN003", step.call, node=c, api="loss.backward()", detail="retain_graph= dropped")
+
+
+def _key(stmt):
+    """An expression of an original statement whose ported form the ported statement
+    holds (to find it among the ported statements of the block)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and stmt.body:
+        small = stmt.body[0]
+        value = getattr(small, "value", None)
+        if isinstance(small, (cst.Assign, cst.AugAssign, cst.Expr, cst.AnnAssign)) and value is not None:
+            return value, lambda u: getattr(u.body[0], "value", None) if (
+                isinstance(u, cst.SimpleStatementLine) and u.body) else None
+    if isinstance(stmt, cst.For):
+        return stmt.iter, lambda u: u.iter if isinstance(u, cst.For) else None
+    if isinstance(stmt, (cst.While, cst.If)):
+        return stmt.test, lambda u: u.test if isinstance(u, type(stmt)) else None
+    return None
+
+
+def _align(ctx, stmts, new_body, wanted) -> Optional[dict]:
+    """Original statement index -> index of the ported statement it became, for the
+    ``wanted`` ones (other rules may have split a statement into several, or removed
+    one: ``with torch.no_grad():`` unwrapped into its body); None when one of them
+    cannot be found, or became more than one statement."""
+    found, j = {}, 0
+    for i, s in enumerate(stmts):
+        key = _key(s)
+        if key is None:
+            continue
+        node, get = key
+        target = ctx.updated_of(node)
+        for k in range(j, len(new_body)):
+            if get(new_body[k]) is target:
+                found[i] = k
+                j = k + 1
+                break
+    for i in wanted:
+        if i not in found:
+            break
+        for d in (-1, 1):
+            if i + d in found and found[i + d] != found[i] + d:
+                break
+        else:
+            continue
+        break
+    else:
+        return {i: found[i] for i in wanted}
+    if len(new_body) == len(stmts):  # nothing split or removed: statement i is statement i
+        return {i: i for i in wanted}
+    return None
+
+
+def _find(ctx, new_body, originals) -> Optional[list]:
+    """Indices of the ported statements holding the ported forms of these original
+    statements (a loop, zero_grad() calls) wherever they ended up in the block."""
+    out = []
+    for o in originals:
+        if isinstance(o, cst.Call):
+            node, get = o, (lambda u: getattr(u.body[0], "value", None)
+                            if isinstance(u, cst.SimpleStatementLine) and len(u.body) == 1 else None)
+        else:
+            node, get = _key(o)
+        target = ctx.updated_of(node)
+        hits = [j for j, u in enumerate(new_body) if get(u) is target]
+        if len(hits) != 1:
+            return None
+        out.append(hits[0])
+    return out
+
+
+class _GradToName(cst.CSTTransformer):
+    def __init__(self, param: str, name: str):
+        super().__init__()
+        self.param, self.name = param, name
+
+    def leave_Attribute(self, original_node, updated_node):
+        v = updated_node.value
+        if updated_node.attr.value == "grad" and isinstance(v, cst.Name) and v.value == self.param:
+            return cst.Name(self.name)
+        if updated_node.attr.value == "data" and isinstance(v, cst.Name) and v.value == self.name:
+            return v
+        return updated_node
+
+
+def _manual_loop(ctx, m, loop, module, grads):
+    """``for p in model.parameters(): p -= lr * p.grad`` ->
+    ``for p, p_grad in zip(model.trainable_params(), grads): ops.assign(p, p - (lr * p_grad))``;
+    resetting ``p.grad`` goes (MindSpore's gradients are fresh values)."""
+    name = ctx.fresh_name(f"{m.param}_grad")
+    assign = _code(ctx.ref("mindspore.ops.assign")).strip()
+    lines = []
+    for line in loop.body.body:
+        smalls = []
+        for small in line.body:
+            if not isinstance(small, cst.AugAssign):
+                continue  # p.grad.zero_() / p.grad = None
+            value = small.value.visit(_GradToName(m.param, name))
+            text = _code(value).strip()
+            if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
+                text = f"({text})"
+            op = "-" if isinstance(small.operator, cst.SubtractAssign) else "+"
+            smalls.append(cst.Expr(build_expression(f"{assign}({m.param}, {m.param} {op} {text})")))
+        if smalls:
+            lines.append(line.with_changes(body=smalls))
+    new = loop.with_changes(
+        target=build_expression(f"({m.param}, {name})").with_changes(lpar=[], rpar=[]),
+        iter=build_expression(f"zip({module}.trainable_params(), {grads})"),
+        body=loop.body.with_changes(body=lines),
+    )
+    ctx.edit("TRN001", new, node=m.loop, api="Tensor.grad",
+             detail=f"{m.param} -= ... {m.param}.grad -> {assign}({m.param}, ...) over zip({module}."
+                    f"trainable_params(), {grads})")
+    return new
+
+
+def _training_step(ctx, original, updated):
+    if not ctx.torch_in_scope or not isinstance(updated, type(original)):
+        return updated
+    hoisted = _hoisted(ctx).pop(id(original), None)
+    if isinstance(original, cst.FunctionDef) and ctx.classes:
+        return updated
+    body = original.body
+    if not isinstance(body, cst.IndentedBlock):
+        return _emit(ctx, original, updated, hoisted)
+    stmts = list(body.body)
+    p = _analyse(ctx, stmts)
+    if not p.rewrite:  # the statement hooks flagged what is not ported
+        return _emit(ctx, original, updated, hoisted)
+    new_body = list(updated.body.body)
+    wanted = [*p.index, *p.forward]
+    if p.manual is not None and isinstance(stmts[p.manual.index], cst.For):
+        wanted.append(p.manual.index)
+    where = _align(ctx, stmts, new_body, wanted)
+    if where is None:
+        ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
+                    "porting (split, removed or replaced); the training step was not rewritten",
+                    node=p.backs[0], api=".backward()", comment=_STEP_COMMENT)
+        return _emit(ctx, original, updated, hoisted)
+    # owners the definitions are hoisted before: this statement, and enclosing loops
+    owners = [original]
+    for h in reversed(ctx.enclosing_statements[:-1]):
+        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
+            owners.append(h)
+        else:
+            break
+    varying = set().union(*(_varying(o) for o in owners))
+    replace, drop = {}, set()
+    if p.manual is not None:
+        m = p.manual
+        found = _find(ctx, new_body, [m.loop, *m.zero_calls])
+        if found is None:
+            ctx.finding("TRN004", "the parameter update was rewritten by another rule while porting; the "
+                        "training step was not rewritten", node=p.backs[0], api=".backward()",
+                        comment=_STEP_COMMENT)
+            return _emit(ctx, original, updated, hoisted)
+        module = _code(ctx.updated_of(m.module)).strip()
+        step = _build(ctx, p, stmts, [new_body[where[i]] for i in p.forward], varying,
+                      f"{module}.trainable_params()", f"{module}'s parameters updated from grads")
+        loop_j, *zero_js = found
+        replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], module, step.grads)
+        drop.update(zero_js)
+        _forget(ctx, [m.loop.iter, *m.zero_calls])
+    else:
+        step_i = next(i for i, r in p.index.items() if r == "step")
+        opt = _code(new_body[where[step_i]].body[0].value.func.value).strip()
+        step = _build(ctx, p, stmts, [new_body[where[i]] for i in p.forward], varying,
+                      f"{opt}.parameters", f"{opt}(grads) steps")
+    # the loop body
+    _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
+    first_fwd = p.forward[0] if p.forward else min(i for i, r in p.index.items() if r == "backward")
+    origin = {j: i for i, j in where.items()}
+    out = []
+    for j, u in enumerate(new_body):
+        i = origin.get(j)
+        if j in replace:
+            out.append(replace[j])
+            continue
+        if j in drop:
+            continue
+        if i is None:
+            out.append(u)
+            continue
+        role = p.index.get(i)
+        if i == first_fwd:
+            out.append(step.call.with_changes(leading_lines=u.leading_lines if i not in p.forward else ()))
+        elif i in p.forward or role in ("zero", "backward"):
+            continue
+        elif role == "clip":
+            out.append(_clip(ctx, stmts[i], u, step.grads).with_changes(leading_lines=u.leading_lines))
+        elif role == "step":
+            out.append(_stmt(f"{opt}({step.grads})\n").with_changes(
+                leading_lines=u.leading_lines, trailing_whitespace=u.trailing_whitespace))
+        else:
+            out.append(u)
+    _log(ctx, p, step)
     new = updated.with_changes(body=updated.body.with_changes(body=out))
-    defs = [fn.with_changes(leading_lines=()), gfn] + (hoisted or [])
+    defs = [step.fn.with_changes(leading_lines=()), step.gfn] + (hoisted or [])
     if len(owners) > 1:  # defined before the outermost loop: stash them with it
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
@@ -515,19 +1108,15 @@ statement_hook("TRN001", cst.For, cst.While, cst.FunctionDef)(_training_step)
 
 
 def _clip_call(site):
-    """Clipping is rewritten by the training-step hook when it sits in a recognised step;
-    anywhere else it is flagged."""
-    if site.is_statement and site.blocks and site.depth > 0:
+    """Clipping is rewritten with the training step when it sits in one (the plan checked
+    its arguments); anywhere else it is flagged."""
+    if site.is_statement and site.blocks:
         p = _analyse(site, site.blocks[-1][0])  # the block holding the call's statement
-        if p.backs and not p.problem and any(c is site.original for _, c in p.clips):
-            args = {a.keyword.value if a.keyword else i: a for i, a in enumerate(site.original.args)}
-            norm = args.get(2) or args.get("norm_type")
-            if site.api.endswith("norm_") and norm is not None and _literal(norm.value) not in (2, 2.0):
-                p.problem = (site.original, "only the 2-norm is ported", "norm_type not ported")
-            elif not (args.get(1) or args.get("max_norm") or args.get("clip_value")):
-                p.problem = (site.original, "clip limit not found", "clip not ported")
-            else:
-                return site.updated
+        if p.rewrite and any(c is site.original for _, c in p.clips):
+            return site.updated
+        if p.problem and p.problem[0] is site.original:  # the step is flagged too (TRN004)
+            site.finding("TRN002", p.problem[1], comment=p.problem[2])
+            return None
     site.finding("TRN002", f"{site.api} outside a recognised training step (or its result is used): clip the "
                  "gradient tuple from value_and_grad with ops.clip_by_global_norm / ops.clip_by_value",
                  comment=f"{site.api.rsplit('.', 1)[1]} not ported; clip the grads tuple instead")
@@ -538,26 +1127,327 @@ for _qual in CLIPS:
     api(_qual, rule="TRN002", handler=_clip_call)
 
 
-# ----------------------------------------------------------------------------- stray steps
+# ----------------------------------------------------------------------------- statements of a step
+
+
+def _lines(ctx) -> dict:
+    """Top-level rewrite: index of a statement of the cell -> its ported line, kept for
+    the forward function (or to follow the step)."""
+    return ctx.scratch("training").setdefault("top", {})
 
 
 @statement_hook("TRN004", cst.SimpleStatementLine)
-def _stray(ctx, original, updated):
-    """``optimizer.step()`` / ``zero_grad()`` / ``backward()`` in a block that is no
-    training step the loop hook rewrites (top level of a cell, inside an ``if``)."""
+def _step_line(ctx, original, updated):
+    """The statements of a training step, one by one: flag the one where the rewrite
+    fails, drop no-op steps, rewrite a step at the top level of a cell. Steps in a loop
+    or function body are rewritten by the hook of the loop or function."""
+    if not ctx.torch_in_scope or not ctx.blocks:
+        return updated
+    stmts, index = ctx.blocks[-1]
     c = _call_of(original)
     name = _method_name(c)
-    if name not in ("step", "zero_grad") or not ctx.torch_in_scope:
+    if name not in ("step", "zero_grad", "backward") and not (c is not None and ctx.resolve(c.func) in CLIPS):
+        if ctx.depth == 0 and _cell_has_backward(ctx):
+            p = _analyse(ctx, stmts)
+            if p.rewrite and p.top and (index in p.forward or index in p.between):
+                _lines(ctx)[index] = _format_line(ctx, original, updated)
+                return cst.RemovalSentinel.REMOVE
         return updated
-    p = _analyse(ctx, ctx.blocks[-1][0])  # the block holding this statement
-    if name == "step" and not _is_optimizer(ctx, c.func.value, set()) and not p.backs:
+    p = _analyse(ctx, stmts)
+    i = p.position(c)
+    if i is None or i != index:
+        return updated
+    role = p.index[i]
+    if p.noop:
+        return _drop(ctx, p, original, updated, name)
+    if p.problem:
+        if p.problem[0] is c:
+            _, reason, comment = p.problem
+            ctx.finding("TRN004", reason, node=c, api=f".{name}()" if name else "", comment=comment)
+        elif p.top and role != "clip":  # each statement of the cell fails on its own
+            ctx.finding("TRN004", f"part of a training step that is not rewritten: {p.problem[1]}",
+                        node=c, api=f".{name}()", comment=f"{name}() not ported; see rule TRN004")
+        return updated
+    if not p.rewrite:  # backward() left to the autograd rules; zero_grad() / step() beside it
+        if role in ("zero", "step"):
+            ctx.finding("TRN004", f"{name}() next to a backward() of requires_grad tensors (ported by the "
+                        "autograd rules); MindSpore optimizers have no zero_grad()/step(): apply the "
+                        "gradients by hand", node=c, api=f".{name}()", comment=f"{name}() not ported")
         return updated
     owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
-    if name != "step" or isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not ctx.classes):
-        return updated  # the loop / function hook rewrites the step or reports its problem
-    reason = p.problem[1] if p.problem else "the training step is not the body of a loop or function"
-    ctx.finding("TRN004", f"{reason}; move the step into a loop or function body, or port it by "
-              "hand with value_and_grad and optimizer(grads)",
-              node=c, api=".step()", comment="training step not rewritten; see rule TRN004")
+    if isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not ctx.classes):
+        return updated  # the loop / function hook rewrites the step
+    if p.top:
+        return _top_step(ctx, p, stmts, i, original, updated)
+    if role == "step":
+        what = "a method" if isinstance(owner, cst.FunctionDef) else f"an `{type(owner).__name__.lower()}` block"
+        ctx.finding("TRN004", f"the training step is in {what}, not the body of a loop, a function or the "
+                    "cell; move it there, or port it by hand with value_and_grad and optimizer(grads)",
+                    node=c, api=".step()", comment=_STEP_COMMENT)
     return updated
 
+
+def _drop(ctx, p, original, updated, name):
+    """A no-op ``step()`` / ``zero_grad()`` (no backward in the cell): removed."""
+    c = _call_of(original)
+    recv = _code(c.func.value).strip()
+    ctx.edit("TRN006", None, node=c, api=f".{name}()",
+             detail=f"{recv}.{name}() removed: no backward() in the cell, nothing to apply or clear")
+    if ctx.depth == 0:
+        ctx.carry_lines(updated.leading_lines)
+        return cst.RemovalSentinel.REMOVE
+    stmts, index = ctx.blocks[-1]
+    dropped = {i for i, r in p.index.items() if r in ("step", "zero")}
+    if len(dropped) < len(stmts) or index != min(dropped):
+        return cst.RemovalSentinel.REMOVE
+    return updated.with_changes(body=[cst.Pass()])  # the first statement of an emptied block
+
+
+def _unindented(line):
+    """A top-level line moved into a function: its blank lines carry no indentation."""
+    return line.with_changes(leading_lines=[
+        e.with_changes(indent=False) if e.comment is None else e for e in line.leading_lines])
+
+
+def _top_step(ctx, p, stmts, i, original, updated):
+    """A training step at the top level of a cell: the forward statements were kept
+    (``_lines``) and removed; the last backward() becomes the forward function, the
+    value_and_grad definition and its call, followed by the statements that sat between
+    the forward pass and the backward; the step becomes ``optimizer(grads)``."""
+    role = p.index[i]
+    state = ctx.scratch("training").setdefault("top_step", {})
+    last_back = max(k for k, r in p.index.items() if r == "backward")
+    _forget(ctx, [original])
+    if role == "zero" or (role == "backward" and i != last_back):
+        ctx.carry_lines(updated.leading_lines)
+        return cst.RemovalSentinel.REMOVE
+    if role == "backward":
+        kept = _lines(ctx)
+        missing = [k for k in [*p.forward, *p.between] if k not in kept]
+        if missing:  # another rule replaced one of them: put them back, unported
+            ctx.finding("TRN004", "a statement of the forward pass was rewritten by another rule; the "
+                        "training step was not rewritten", node=p.backs[0], api=".backward()",
+                        comment=_STEP_COMMENT)
+            back = [kept[k] for k in sorted(kept)]
+            return cst.FlattenSentinel([*back, updated]) if back else updated
+        opt = _code(p.step.func.value).strip()
+        lines = [_unindented(kept[k]) for k in p.forward]
+        lead = list(lines[0].leading_lines) if lines else []
+        if lines:  # the comments above the forward pass go above the function
+            lines[0] = lines[0].with_changes(leading_lines=())
+        # names the forward pass rebinds are its parameters (read before they are bound)
+        varying = set().union(*(_bound_read(ctx, stmts[k])[0] for k in p.forward))
+        step = _build(ctx, p, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
+        state.update(grads=step.grads, opt=opt)
+        _log(ctx, p, step)
+        fn = step.fn.with_changes(leading_lines=[*lead, *updated.leading_lines])
+        call = step.call.with_changes(trailing_whitespace=updated.trailing_whitespace)
+        return cst.FlattenSentinel([fn, step.gfn, call, *[kept[k] for k in p.between]])
+    if role == "clip":
+        return _clip(ctx, original, updated, state["grads"]).with_changes(leading_lines=updated.leading_lines)
+    return _stmt(f"{state['opt']}({state['grads']})\n").with_changes(
+        leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace)
+
+
+# ----------------------------------------------------------------------------- format specs
+
+
+class _Strings:
+    """f-strings and ``"...".format(...)`` calls of a statement line."""
+
+    def __init__(self, line):
+        self.fstrings, self.formats = [], []
+        for node in descendants(line):
+            t = type(node)
+            if t is cst.FormattedString:
+                self.fstrings.append(node)
+            elif t is cst.Call:
+                f = node.func
+                if (type(f) is cst.Attribute and f.attr.value == "format"
+                        and isinstance(f.value, (cst.SimpleString, cst.ConcatenatedString))):
+                    self.formats.append(node)
+
+
+class _Swap(cst.CSTTransformer):
+    def __init__(self, swaps: dict):
+        super().__init__()
+        self.swaps = swaps
+
+    def on_leave(self, original_node, updated_node):
+        return self.swaps.get(id(original_node), updated_node)
+
+
+def _item(expr):
+    """``expr.item()``, parenthesised where needed."""
+    if not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("item")))
+
+
+def _fields(text: str) -> Optional[list]:
+    """(positional index or keyword, has a format spec) of each replacement field of a
+    str.format template; None when a field indexes or reaches into its argument."""
+    out, auto = [], 0
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError:
+        return None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name == "":
+            key, auto = auto, auto + 1
+        elif name.isdigit():
+            key = int(name)
+        elif name.isidentifier():
+            key = name
+        else:
+            return None
+        out.append((key, bool(spec) and conversion is None))
+    return out
+
+
+#: tensor methods whose result is no tensor
+_NOT_TENSOR_METHODS = frozenset({
+    "item", "tolist", "numpy", "size", "dim", "ndimension", "numel", "nelement", "element_size",
+    "data_ptr", "is_contiguous", "type", "get_device", "equal", "allclose", "is_floating_point",
+    "is_complex", "stride", "storage_offset", "__len__", "asnumpy",
+})
+_NUMBER_BUILTINS = frozenset({"float", "int", "len", "round", "bool", "str", "repr", "format"})
+
+
+def _bindings(ctx) -> tuple[dict, dict]:
+    """(id(original statement) -> its position in the cell, name -> [(position, augmented,
+    value)]) for the assignments of the cell, in source order (computed once)."""
+    memo = ctx.scratch("training")
+    if "bindings" not in memo:
+        positions, binds = {}, {}
+        stack = list(reversed(ctx.blocks[0][0])) if ctx.blocks else []
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                positions[id(n)] = len(positions)
+            if isinstance(n, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                for small in n.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if isinstance(t.target, cst.Name):
+                                binds.setdefault(t.target.value, []).append((len(positions), False, small.value))
+                    elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                        binds.setdefault(small.target.value, []).append((len(positions), True, small.value))
+                continue
+            stack.extend(reversed([c for c in child_nodes(n) if isinstance(c, _BLOCKS)]))
+        memo["bindings"] = (positions, binds)
+    return memo["bindings"]
+
+
+_BLOCKS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.IndentedBlock, cst.SimpleStatementSuite,
+           cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+
+
+def _tensorish(ctx, node, depth: int = 0) -> Optional[bool]:
+    """Is an (original) expression a tensor? True, False, or None: unknown. The engine's
+    kinds first, then what the expression is built from (a comparison of tensors, a
+    tensor method, a loss function's call, the value last assigned to a name)."""
+    if depth > 6:
+        return None
+    kind = ctx.kind_of(node)
+    if kind == TENSOR:
+        return True
+    if kind is not None and not isinstance(node, cst.Name):
+        return False
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.FormattedString,
+                         cst.ConcatenatedString, cst.List, cst.Dict, cst.Tuple)):
+        return False
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in _NUMBER_BUILTINS:
+            return False
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in _NOT_TENSOR_METHODS:
+                return False
+            if _tensorish(ctx, func.value, depth + 1):
+                return True
+        fk = ctx.kind_of(func)
+        if fk is not None and (fk.base == "module" or "loss" in str(fk)):
+            return True
+        return None
+    if isinstance(node, cst.Comparison):
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        return True if any(_tensorish(ctx, x, depth + 1) for x in sides) else None
+    if isinstance(node, cst.BinaryOperation):
+        sides = [_tensorish(ctx, node.left, depth + 1), _tensorish(ctx, node.right, depth + 1)]
+        return True if True in sides else (False if sides == [False, False] else None)
+    if isinstance(node, cst.UnaryOperation):
+        return _tensorish(ctx, node.expression, depth + 1)
+    if isinstance(node, cst.Subscript):
+        return True if _tensorish(ctx, node.value, depth + 1) else None
+    if isinstance(node, cst.Name):
+        if kind is not None:
+            return False
+        positions, binds = _bindings(ctx)
+        here = positions.get(id(ctx.statement), len(positions))
+        found = [b for b in binds.get(node.value, ()) if b[0] <= here]
+        if not found:
+            return None
+        last = max(k for k, b in enumerate(found) if not b[1]) if any(not b[1] for b in found) else -1
+        values = [b[2] for b in found[max(last, 0):]]
+        verdicts = [_tensorish(ctx, v, depth + 1) for v in values]
+        if True in verdicts:
+            return True
+        return False if verdicts and all(v is False for v in verdicts) else None
+    return None
+
+
+def _format_line(ctx, original, updated):
+    """TRN005: tensors given a format spec are formatted through ``.item()``."""
+    found = _Strings(original)
+    if not (found.fstrings or found.formats):
+        return updated
+    swaps, details = {}, []
+    for fs in found.fstrings:
+        new_fs = ctx.updated_of(fs)
+        if not isinstance(new_fs, cst.FormattedString) or len(new_fs.parts) != len(fs.parts):
+            continue
+        parts, changed = list(new_fs.parts), False
+        for k, (o, u) in enumerate(zip(fs.parts, new_fs.parts)):
+            if (isinstance(o, cst.FormattedStringExpression) and o.format_spec and o.conversion is None
+                    and _tensorish(ctx, o.expression)):
+                parts[k] = u.with_changes(expression=_item(u.expression))
+                details.append(_code(o.expression).strip())
+                changed = True
+        if changed:
+            swaps[id(new_fs)] = new_fs.with_changes(parts=parts)
+    for call in found.formats:
+        template = _literal(call.func.value)
+        fields = _fields(template) if isinstance(template, str) else None
+        new_call = ctx.updated_of(call)
+        if not fields or not isinstance(new_call, cst.Call) or len(new_call.args) != len(call.args):
+            continue
+        if any(a.star for a in call.args):
+            continue
+        spec_keys = {key for key, spec in fields if spec}
+        args, changed, pos = list(new_call.args), False, 0
+        for k, a in enumerate(call.args):
+            key = a.keyword.value if a.keyword is not None else pos
+            if a.keyword is None:
+                pos += 1
+            if key in spec_keys and _tensorish(ctx, a.value):
+                args[k] = args[k].with_changes(value=_item(args[k].value))
+                details.append(_code(a.value).strip())
+                changed = True
+        if changed:
+            swaps[id(new_call)] = new_call.with_changes(args=args)
+    if not swaps:
+        return updated
+    new = updated.visit(_Swap(swaps))
+    ctx.edit("TRN005", None, node=original.body[0], api="Tensor.__format__",
+             detail=f"{', '.join(dict.fromkeys(details))} formatted through .item()")
+    return new
+
+
+@statement_hook("TRN005", cst.SimpleStatementLine)
+def _format_specs(ctx, original, updated):
+    if not ctx.torch_in_scope or not isinstance(updated, cst.SimpleStatementLine):
+        return updated
+    return _format_line(ctx, original, updated)

@@ -324,3 +324,54 @@ for _q in ("torch.nn.utils.rnn.pad_sequence",):
         handler=_pad_sequence, returns=TENSOR)
 for _q in ("torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector"):
     api(_q, rule="UTL003", sig=("parameters",), handler=_parameters_to_vector, returns=TENSOR)
+
+
+register(
+    "UTL004",
+    "torch.__version__ becomes mindspore.__version__; a version check is flagged",
+    group=GROUP,
+    why="""
+        Notebooks print ``torch.__version__`` to record what they ran on; the port runs on
+        MindSpore, so it prints ``mindspore.__version__`` instead, which is the version
+        that matters for the ported code. Where the version is used for anything but
+        showing it (a comparison, ``.split``, ``packaging.version.parse``), the two
+        numberings mean different things (PyTorch 2.13 against MindSpore 2.10): the port
+        still reads MindSpore's version, so the code runs, and the line is flagged so the
+        check can be rewritten for what it guards on MindSpore. Showing it means: the whole
+        expression statement of a notebook line, or anywhere inside a ``print(...)`` call.
+    """,
+    seed="seeds/002 Basic Logic",
+    reference=REF,
+    example="""
+        import torch
+        print("running on", torch.__version__)
+        x = torch.ones(2)
+    """,
+)
+
+
+def _shown(site) -> bool:
+    """Is the value only shown: the whole expression statement, or inside print()?"""
+    holder = site.statement
+    if isinstance(holder, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Expr) and s.value is site.original for s in holder.body
+    ):
+        return True
+    return any(isinstance(c.func, cst.Name) and c.func.value == "print" for c in site.enclosing_calls)
+
+
+def _version(site):
+    new = site.ref("mindspore.__version__")
+    site.edit("UTL004", new, detail="torch.__version__ -> mindspore.__version__")
+    if not _shown(site):
+        site.finding(
+            "UTL004",
+            "torch.__version__ now reads MindSpore's version (2.10.x), not PyTorch's; a check "
+            "written against PyTorch's numbering must be rewritten for what it guards on MindSpore",
+            comment="this is MindSpore's version now; review the version check",
+        )
+    return new
+
+
+api("torch.__version__", "mindspore.__version__", rule="UTL004", attr=True, handler=_version,
+    returns=None)

@@ -84,7 +84,7 @@ def test_dataloader_shuffle_is_flagged():
         """
             import mindspore
             ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(),), shuffle=False)
-            loader = ds.shuffle(len(ds)).batch(2)  # msmagic: LDR003 shuffled in a different order than PyTorch
+            loader = ds.shuffle(len(ds)).batch(2)  # msmagic: LDR003 shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)
         """,
         edits={"IMP001", "LDR001", "LDR002", "LDR003"},
         findings={"LDR003"},

@@ -69,6 +69,41 @@ def test_straight_through_estimator_and_apply_alias():
     _check(run, "q", "loss", "gw")
 
 
+def test_backward_of_an_expression_after_apply_and_through_an_alias():
+    run = run_pair(src("""
+        import torch
+        class MyExp(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                out = x.exp()
+                ctx.save_for_backward(out)
+                return out
+
+            @staticmethod
+            def backward(ctx, g):
+                out, = ctx.saved_tensors
+                return g * out * 0.5
+
+        x = torch.tensor([0.5, 1.0, -1.0], requires_grad=True)
+        f = MyExp.apply
+        f(x).sum().backward()
+        g1 = x.grad
+        x.grad = None
+        MyExp.apply(x * 2).mean().backward()
+        g2 = x.grad
+        x.grad = None
+        y = MyExp.apply(x)
+        (y * y).sum().backward()
+        g3 = x.grad
+    """), **TOL)
+    code = run.port.code
+    assert "f = MyExp()\ndef _backward_fn(x):\n    return f(x).sum()\n" in code
+    assert "def _backward_fn2(x):\n    return MyExp()(x * 2).mean()\n" in code
+    assert "def _backward_fn3(x):\n    y = MyExp()(x)\n    return (y * y).sum()\n" in code
+    # the custom (halved) gradient is the one MindSpore uses, as PyTorch does
+    _check(run, "g1", "g2", "g3")
+
+
 def test_clamp_with_custom_gradient_two_inputs_none_and_saved_output():
     run = run_pair(src("""
         import torch

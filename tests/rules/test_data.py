@@ -214,3 +214,81 @@ def test_torch_tensor_as_a_type_and_its_legacy_constructor():
     legacy = msmagic.port("import torch\nt = torch.Tensor([1, 2])\n")
     assert [f.rule_id for f in legacy.unsupported] == ["DAT001"]
     assert "torch.Tensor([1, 2])" in legacy.code
+
+
+# ----------------------------------------------------------------------------- DAT007
+
+
+def test_typed_constructors_from_data_and_as_cast_types():
+    run = run_pair(src("""
+        import torch
+        import numpy as np
+        ids = torch.LongTensor([3, 1, 2])
+        trunc = torch.LongTensor([1.7, -2.2])
+        w = torch.FloatTensor(np.arange(4.0))
+        h = torch.DoubleTensor([[0.5, 1.5]])
+        b = torch.ByteTensor([1, 0, 255])
+        flags = torch.BoolTensor([True, False])
+        words = ["a", "b"]
+        vocab = torch.IntTensor([len(w) for w in words])
+        as_long = torch.tensor([1.7, -2.2]).type(torch.LongTensor)
+        as_float = ids.type(torch.FloatTensor)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    code = run.port.code
+    assert "ids = mindspore.Tensor([3, 1, 2], mindspore.int64)" in code
+    assert "as_long = mindspore.Tensor([1.7, -2.2]).type(mindspore.int64)" in code
+    names = ["ids", "trunc", "w", "h", "b", "flags", "vocab", "as_long", "as_float"]
+    assert run.agree(*names), run.explain()  # dtypes included
+    assert not run.port.unsupported
+
+
+def test_typed_constructors_from_sizes_become_zeros():
+    """The intermediate_language_model idiom: an uninitialised LongTensor of a token
+    count, filled element by element."""
+    run = run_pair(src("""
+        import torch
+        def get_data(lines):
+            tokens = 0
+            for line in lines:
+                tokens += len(line.split())
+            ids = torch.LongTensor(tokens)
+            token = 0
+            for line in lines:
+                for word in line.split():
+                    ids[token] = len(word)
+                    token += 1
+            return ids
+        ids = get_data(["the cat", "sat on the mat"])
+        grid = torch.FloatTensor(2, 3)
+        grid[:] = 1.5
+        n = 4
+        buf = torch.IntTensor(n)
+        buf.fill_(7)
+        empty = torch.FloatTensor()
+        count = empty.numel()
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    code = run.port.code
+    assert "ids = mindspore.ops.zeros(tokens, mindspore.int64)" in code
+    assert "grid = mindspore.ops.zeros((2, 3), mindspore.float32)" in code
+    assert "buf = mindspore.ops.zeros(n, mindspore.int32)" in code
+    assert run.agree("ids", "grid", "buf", "count"), run.explain()
+
+
+def test_typed_constructors_that_cannot_be_told_apart_are_flagged():
+    import msmagic
+
+    port = msmagic.port(src("""
+        import torch
+        a = torch.LongTensor(q)
+        b = torch.FloatTensor([1.0], device="cpu")
+        c = isinstance(a, torch.LongTensor)
+    """))
+    code = port.code
+    ast.parse(code)
+    assert "a = mindspore.Tensor(q, mindspore.int64)  # msmagic: DAT007 torch.LongTensor(x): x taken as data" in code
+    assert "b = torch.FloatTensor([1.0], device=\"cpu\")  # msmagic: DAT007" in code
+    assert "c = isinstance(a, torch.LongTensor)  # msmagic: DAT007 torch.LongTensor as a type" in code
+    assert "import torch" in code
+    assert [f.line for f in port.unsupported] == [2, 3, 4]

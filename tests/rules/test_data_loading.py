@@ -146,3 +146,130 @@ def test_port_is_idempotent():
         loader = DataLoader(TensorDataset(x, y), batch_size=4, drop_last=True)
     """)).code
     assert msmagic.port(once).code == once
+
+
+# ----------------------------------------------------------------------------- LDR006
+
+
+def test_two_loaders_over_one_dataset_both_iterate():
+    run = _run("""
+        ds = TensorDataset(x, y)
+        train = DataLoader(ds, batch_size=4)
+        full = DataLoader(ds, batch_size=10)
+        train_sums = [float(xb.sum()) for xb, yb in train]
+        full_labels = [yb.tolist() for xb, yb in full]
+        again = [yb.tolist() for xb, yb in train]
+        n_train, n_full = len(train), len(full)
+    """)
+    code = run.port.code
+    assert "train = ds.batch(4)" in code
+    assert "full = mindspore.dataset.GeneratorDataset(ds, ds.get_col_names(), shuffle=False).batch(10)" in code
+    assert "LDR006" in rules(run)
+    assert run.agree("train_sums", "full_labels", "again", "n_train", "n_full"), run.explain()
+
+
+def test_loaders_built_in_a_loop_and_in_functions():
+    run = _run("""
+        ds = TensorDataset(x, y)
+        folds = []
+        for k in range(3):
+            fold = DataLoader(ds, batch_size=3 + k, drop_last=True)
+            folds.append([yb.tolist() for xb, yb in fold])
+        def make(data, size):
+            return DataLoader(data, batch_size=size)
+        def fresh(a, b):
+            inner = TensorDataset(a, b)
+            return DataLoader(inner, batch_size=5)
+        made = [[yb.tolist() for xb, yb in make(ds, s)] for s in (2, 4)]
+        fresh_sums = [float(xb.sum()) for _ in range(2) for xb, yb in fresh(x, y)]
+    """)
+    code = run.port.code
+    assert "fold = mindspore.dataset.GeneratorDataset(ds, ds.get_col_names(), shuffle=False).batch(3 + k, " \
+           "drop_remainder=True)" in code
+    assert "return mindspore.dataset.GeneratorDataset(data, data.get_col_names(), shuffle=False).batch(size)" in code
+    assert "return inner.batch(5)" in code  # built by the function itself: batched directly
+    assert run.agree("folds", "made", "fresh_sums"), run.explain()
+
+
+def test_a_loader_cell_over_an_earlier_cells_dataset_can_run_again():
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    user, shadow = {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    import msmagic
+
+    first = msmagic.parity(src(DATA) + src("ds = TensorDataset(x, y)\nn = len(ds)\n"),
+                           user_ns=user, shadow=shadow, session=session)
+    assert first.ok, first.summary()
+    cell = src("""
+        loader = DataLoader(ds, batch_size=4)
+        labels = [yb.tolist() for xb, yb in loader]
+    """)
+    for _ in range(2):  # run twice, as in a notebook
+        report = msmagic.parity(cell, user_ns=user, shadow=shadow, session=session)
+        assert report.ok, (report.summary(), report.ms_error)
+        assert "GeneratorDataset(ds, ds.get_col_names(), shuffle=False).batch(4)" in report.port.code
+
+
+# ----------------------------------------------------------------------------- LDR007
+
+
+def test_dataset_items_are_tuples_of_tensors():
+    import mindspore as ms
+
+    run = _run("""
+        ds = TensorDataset(x, y)
+        loader = DataLoader(ds, batch_size=4)
+        first = ds[0]
+        fx, fy = ds[3]
+        last = ds[-1]
+        picked = ds[torch.tensor(2)]
+        elem = ds[5][0][1]
+        also = loader.dataset[1]
+        rows = len(loader.dataset)
+        batches = len(loader)
+    """)
+    code = run.port.code
+    assert "first = tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[0])" in code
+    assert "ds[len(ds) - 1]" in code and "ds[int(mindspore.Tensor(2))]" in code
+    assert "also = tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[1])" in code
+    assert "rows = len(ds)" in code
+    assert run.agree("first", "fx", "fy", "last", "picked", "elem", "also", "rows", "batches"), run.explain()
+    first = run.ms_ns["first"]
+    assert isinstance(first, tuple) and all(isinstance(t, ms.Tensor) for t in first)
+    assert first[0].dtype == ms.float32 and first[1].dtype == ms.int64
+
+
+def test_loader_dataset_from_an_earlier_cell():
+    from msmagic.engine.session import PortSession
+    import msmagic
+
+    session = PortSession()
+    user, shadow = {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    msmagic.parity(src(DATA) + src("""
+        test_dataset = TensorDataset(x, y)
+        test_loader = DataLoader(test_dataset, batch_size=4)
+    """), user_ns=user, shadow=shadow, session=session)
+    report = msmagic.parity(src("""
+        correct = 0
+        for images, labels in test_loader:
+            correct += (labels % 2 == 0).sum().item()
+        accuracy = 100 * correct / len(test_loader.dataset)
+    """), user_ns=user, shadow=shadow, session=session)
+    assert "accuracy = 100 * correct / len(test_dataset)" in report.port.code
+    assert report.ok and report.row("accuracy").status == "match", report.rows
+
+
+def test_slicing_and_unknown_loader_dataset_are_flagged():
+    port = run_pair(src(DATA) + src("""
+        ds = TensorDataset(x, y)
+        head = ds[:3]
+        several = ds[[0, 1]]
+        n = len(DataLoader(TensorDataset(x, y), batch_size=2).dataset)
+    """), sync=False).port
+    code = port.code
+    ast.parse(code)
+    assert "head = ds[:3]  # msmagic: LDR007 TensorDataset slicing not ported: slice the tensors" in code
+    assert "several = ds[[0, 1]]  # msmagic: LDR007" in code
+    assert "# msmagic: LDR007 loader.dataset has no MindSpore counterpart" in code
+    assert sorted(f.line for f in port.unsupported if f.rule_id == "LDR007") == [6, 7, 8]

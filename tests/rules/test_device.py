@@ -214,3 +214,35 @@ def test_reporting_the_port_again_changes_nothing():
     assert again.code == first.code
     assert not [e for e in again.edits if e.rule_id.startswith("DEV")]
     assert not [f for f in again.unsupported if f.rule_id.startswith("DEV")]
+
+
+def test_device_count_and_mps_queries_answer_for_mindspore():
+    run = run_pair(src("""
+        import torch
+        n_gpus = torch.cuda.device_count()
+        use_mps = torch.backends.mps.is_available() or torch.backends.mps.is_built()
+        device = "cuda" if n_gpus > 0 else "cpu"
+    """))
+    assert run.ms_error is None and run.torch_error is None, run.explain()
+    assert "DEV006" in rules(run.port)
+    assert "mindspore.device_context.gpu.device_count() if mindspore.device_context.gpu.is_available() else 0" \
+        in run.port.code
+    assert run.ms_ns["n_gpus"] == 0 and run.ms_ns["use_mps"] is False  # a CPU-only MindSpore
+    assert run.torch_ns["n_gpus"] == run.ms_ns["n_gpus"] and run.ms_ns["device"] == "cpu"
+
+
+def test_set_default_device_is_a_guarded_set_device():
+    run = run_pair(src("""
+        import torch
+        torch.set_default_device("cpu")
+        x = torch.ones(2, 3)
+        device = torch.device("cpu")
+        torch.set_default_device(device)
+        y = x * 2
+    """))
+    assert run.ms_error is None and run.torch_error is None, run.explain()
+    assert run.agree("x", "y"), run.explain()
+    assert "DEV007" in rules(run.port) and "set_default_device" not in run.port.code
+    import mindspore
+
+    assert mindspore.get_current_device().device_target == "CPU"

@@ -117,3 +117,34 @@ def test_grad_mode_used_as_a_value_is_flagged():
     assert out.unsupported[0].line == 2
     assert "# msmagic: NGR001" in out.code
     ast.parse(out.code)
+
+
+def test_unwrapped_test_pass_inside_a_training_loop():
+    """The with body joins the loop body (one statement becomes two): the training step
+    of the same loop is still rewritten, and the evaluation computes the same values."""
+    run = _run(src("""
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        X = torch.randn(12, 4)
+        y = torch.randn(12, 1)
+        model = nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        test_losses = []
+        for epoch in range(3):
+            model.train()
+            optimizer.zero_grad()
+            loss = ((model(X[:8]) - y[:8]) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                test_loss = ((model(X[8:]) - y[8:]) ** 2).mean()
+                test_losses.append(test_loss.item())
+    """))
+    code = run.port.code
+    assert "no_grad" not in code and "backward" not in code
+    assert "    test_loss = ((model(X[8:]) - y[8:]) ** 2).mean()\n    test_losses.append" in code
+    assert {"NGR001", "TRN001"} <= rules(run)
+    assert run.agree("test_losses", "loss", "test_loss"), run.explain()

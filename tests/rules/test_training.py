@@ -237,26 +237,16 @@ def test_gradient_accumulation_is_flagged():
                 optimizer.zero_grad()
     """)
     out = _flagged(source, 9)
-    assert "optimizer.step()" in out.code  # left as it was, visibly
-    assert "value_and_grad" not in out.code
+    assert "optimizer.step()  # msmagic: TRN004" in out.code  # left as it was, visibly
+    assert "loss.backward()  # msmagic: TRN004" in out.code  # each flagged on its own line
+    assert "grad_fn =" not in out.code
+    assert "for i in range(4):\n" in out.code  # not on the loop
 
 
-def test_missing_zero_grad_and_top_level_step_are_flagged():
+def test_missing_zero_grad_is_flagged():
     body = REGRESSION.replace("    optimizer.zero_grad()\n", "")
     out = _flagged(body, 15)
     assert "accumulate" in [f for f in out.unsupported if f.rule_id == "TRN004"][0].reason
-    top = src("""
-        import torch
-        import torch.nn as nn
-
-        model = nn.Linear(2, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        optimizer.zero_grad()
-        loss = model(torch.ones(3, 2)).sum()
-        loss.backward()
-        optimizer.step()
-    """)
-    _flagged(top, 9)
 
 
 def test_clip_with_other_norm_is_flagged():
@@ -265,3 +255,31 @@ def test_clip_with_other_norm_is_flagged():
     out = msmagic.port(source)
     assert {"TRN002", "TRN004"} <= {f.rule_id for f in out.unsupported}
     ast.parse(out.code)
+
+
+def test_top_level_step_with_clipping():
+    """A step at the top level of a cell: the forward statements move into forward_fn,
+    the data and the model stay where they are, the clip applies to the grads tuple."""
+    run = _run(src("""
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        X = torch.randn(8, 3) * 5
+        y = torch.randn(8, 1)
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        pred = model(X)
+        loss = ((pred - y) ** 2).mean()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        optimizer.step()
+    """))
+    code = run.port.code
+    assert "(loss, pred), grads = grad_fn()\ngrads = mindspore.ops.clip_by_global_norm(grads, 0.5)\n" \
+           "optimizer(grads)\n" in code
+    assert code.index("model = nn.Dense") < code.index("def forward_fn")
+    assert {"TRN001", "TRN002"} <= rules(run) and not findings(run)
+    _assert_trained_alike(run, "loss", "pred")
+    _idempotent(run)

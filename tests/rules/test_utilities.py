@@ -52,3 +52,21 @@ def test_idempotent():
         ok = torch.allclose(x, x)
     """)).code
     assert msmagic.port(code).code == code
+
+
+def test_version_becomes_mindspores():
+    import mindspore
+
+    run = check(src("""
+        import torch
+        print("running on", torch.__version__)
+        x = torch.ones(2)
+    """), "x", rule="UTL004")
+    assert "print(\"running on\", mindspore.__version__)" in run.port.code
+    r = flagged(src("""
+        import torch
+        version = torch.__version__
+    """), "UTL004", "review the version check")
+    ns = {}
+    exec(r.code, ns)
+    assert ns["version"] == mindspore.__version__
