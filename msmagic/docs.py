@@ -92,6 +92,7 @@ def _owned(rule, limit: int = 12) -> list[str]:
             "function": "methods of Module subclasses",
             "class": "Module subclasses",
             "operator": "operators (" + ", ".join(t.__name__ for t in hook.node_types) + ")",
+            "subscript": "subscripts (x[...])",
         }[hook.where]
         lines.append(f"Hook: `{hook.fn.__name__}` on {where}.")
     return lines + ([""] if lines else [])

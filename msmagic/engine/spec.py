@@ -16,9 +16,9 @@ Tables, filled by :func:`install`:
   what the receiver is known to be (its :class:`~msmagic.engine.kinds.Kind`).
 * ``MEMBERS``: attributes read from a value (``bn.running_mean``).
 * ``MODULES``: PyTorch module paths and their MindSpore counterpart.
-* ``STATEMENT_HOOKS`` / ``FUNCTION_HOOKS`` / ``CLASS_HOOKS`` / ``OPERATOR_HOOKS``: rule
-  functions the walk calls on statements, module-class methods, module classes and
-  operators.
+* ``STATEMENT_HOOKS`` / ``FUNCTION_HOOKS`` / ``CLASS_HOOKS`` / ``OPERATOR_HOOKS`` /
+  ``SUBSCRIPT_HOOKS``: rule functions the walk calls on statements, module-class
+  methods, module classes, operators and subscripts.
 """
 
 from __future__ import annotations
@@ -141,9 +141,10 @@ class Hook:
     statement classes, fn(context, original, updated) -> statement, FlattenSentinel or
     RemovalSentinel, called after the statement's children were ported), "function"
     (methods of a Module subclass, fn(context, original, updated) -> FunctionDef),
-    "class" (Module subclasses, -> ClassDef) or "operator" (``node_types``: libcst
+    "class" (Module subclasses, -> ClassDef), "operator" (``node_types``: libcst
     operator classes, fn(context, original) -> None: operators are kept as written, a
-    rule may flag one)."""
+    rule may flag one) or "subscript" (``x[...]``, fn(context, original, updated) ->
+    the new subscript)."""
 
     rule: str
     where: str
@@ -162,6 +163,7 @@ STATEMENT_HOOKS: dict[type, list[Callable]] = {}
 FUNCTION_HOOKS: list[Callable] = []
 CLASS_HOOKS: list[Callable] = []
 OPERATOR_HOOKS: dict[type, Callable] = {}
+SUBSCRIPT_HOOKS: list[Callable] = []
 
 #: Tensor method names that statement-level rules port (``loss.backward()``): a tensor
 #: receiver with one of these names is not an unknown method.
@@ -216,6 +218,13 @@ def class_hook(rule: str):
     return deco
 
 
+def subscript_hook(rule: str):
+    def deco(fn):
+        DECLARED.append(Hook(rule=rule, where="subscript", fn=fn))
+        return fn
+    return deco
+
+
 def operator_hook(rule: str, *node_types):
     def deco(fn):
         DECLARED.append(Hook(rule=rule, where="operator", fn=fn, node_types=node_types))
@@ -230,6 +239,7 @@ def install(items) -> None:
         table.clear()
     FUNCTION_HOOKS.clear()
     CLASS_HOOKS.clear()
+    SUBSCRIPT_HOOKS.clear()
     for item in items:
         if isinstance(item, Api):
             if item.torch in APIS:
@@ -249,6 +259,8 @@ def install(items) -> None:
                 FUNCTION_HOOKS.append(item.fn)
             elif item.where == "class":
                 CLASS_HOOKS.append(item.fn)
+            elif item.where == "subscript":
+                SUBSCRIPT_HOOKS.append(item.fn)
             elif item.where == "operator":
                 for t in item.node_types:
                     OPERATOR_HOOKS[t] = item.fn

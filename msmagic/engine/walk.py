@@ -577,6 +577,13 @@ class Walker(cst.CSTTransformer):
                     return new
         return updated
 
+    def leave_Subscript(self, original, updated):
+        """``x[...]``: kept as written unless a rule's subscript hook rewrites the index."""
+        if S.SUBSCRIPT_HOOKS and self.torch_in_scope:
+            for hook in S.SUBSCRIPT_HOOKS:
+                updated = hook(Context(self, original, updated), original, updated)
+        return updated
+
     def leave_UnaryOperation(self, original, updated):
         """Operators are kept as written; a rule may flag one (``spec.OPERATOR_HOOKS``)."""
         hook = S.OPERATOR_HOOKS.get(type(original.operator))

@@ -54,7 +54,7 @@ ORDER = (
     # imports
     "IMP001",
     # indexing
-    "IDX001", "IDX002", "IDX003", "IDX004", "IDX005", "IDX006", "IDX007", "IDX008", "IDX009",
+    "IDX001", "IDX002", "IDX003", "IDX004", "IDX005", "IDX006", "IDX007", "IDX008", "IDX009", "IDX010",
     # init
     "INI001", "INI002", "INI003", "INI004", "INI005", "INI006",
     # layers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.spec import TENSOR, api, method
+from msmagic.engine.spec import TENSOR, api, method, subscript_hook
 from msmagic.rules._util import is_pure, truthy_literal
 from msmagic.rules.api_table import _rebind
 from msmagic.rules.registry import register
@@ -582,3 +582,65 @@ api("torch.multinomial", rule="IDX009", sig=("input", "num_samples", "replacemen
     handler=_multinomial(False), random=True, returns=TENSOR)
 method("multinomial", "IDX009", unambiguous=True, sig=("num_samples", "replacement"),
        handler=_multinomial(True), random=True)
+
+
+# ----------------------------------------------------------------------------- index arrays
+
+register(
+    "IDX010",
+    "range() and NumPy index arrays become an index list and a Tensor",
+    group=GROUP,
+    why="""
+        PyTorch indexes a tensor with a ``range`` object (``logits[range(n), target]``, the
+        classic way to pick each row's target score) and with NumPy integer or boolean
+        arrays. MindSpore 2.10 raises IndexError for both. The same advanced indexing
+        works with a list and with a MindSpore Tensor, so the port writes
+        ``list(range(...))`` and ``mindspore.Tensor(np....)`` where the index is built in
+        the subscript itself. An index array bound to a name earlier cannot be seen here:
+        write ``mindspore.Tensor(idx)`` where a NumPy array is used as an index.
+    """,
+    seed="seeds/002 API Comparison › Tensor indexing",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (Tensor indexing)",
+    installed_note="Verified on 2.10: x[range(n), t] and x[np.array(...)] raise IndexError; "
+                   "x[list(range(n)), t] and x[mindspore.Tensor(np.array(...))] give PyTorch's values.",
+    example="""
+        import numpy as np
+        import torch
+        scores = torch.arange(12.0).reshape(3, 4)
+        target = torch.tensor([0, 2, 1])
+        picked = scores[range(3), target]
+        rows = scores[np.array([2, 0])]
+        cols = scores[:, np.arange(1, 3)]
+    """,
+)
+
+_NUMPY_ROOTS = ("np.", "numpy.")
+
+
+@subscript_hook("IDX010")
+def _index_arrays(ctx, original, updated):
+    """``x[range(n), t]`` -> ``x[list(range(n)), t]``; ``x[np.array(...)]`` ->
+    ``x[mindspore.Tensor(np.array(...))]`` on a tensor."""
+    if ctx.kind_of(original.value) != TENSOR:
+        return updated
+    elements = list(updated.slice)
+    changed = []
+    for i, (old, new) in enumerate(zip(original.slice, updated.slice)):
+        if not isinstance(old.slice, cst.Index) or not isinstance(old.slice.value, cst.Call):
+            continue
+        func = ctx.code(old.slice.value.func).strip()
+        value = new.slice.value
+        if func == "range":
+            wrapped = cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])
+        elif func.startswith(_NUMPY_ROOTS):
+            wrapped = cst.Call(func=ctx.ref("mindspore.Tensor"), args=[cst.Arg(value)])
+        else:
+            continue
+        elements[i] = new.with_changes(slice=new.slice.with_changes(value=wrapped))
+        changed.append(func)
+    if not changed:
+        return updated
+    result = updated.with_changes(slice=elements)
+    ctx.edit("IDX010", result, api="Tensor.__getitem__",
+             detail="; ".join(f"{f}(...) index wrapped" for f in dict.fromkeys(changed)))
+    return result

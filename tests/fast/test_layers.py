@@ -859,3 +859,25 @@ def test_transformer_decoder_ported_as_is():
         """,
         edits={"ATN004", "IMP001"},
     )
+
+
+def test_range_and_numpy_index_arrays_are_wrapped():
+    assert_ports(
+        """
+        import numpy as np
+        import torch
+        x = torch.zeros(3, 4)
+        t = torch.tensor([0, 2, 1])
+        a = x[range(3), t]
+        b = x[np.array([2, 0])]
+        """,
+        """
+        import numpy as np
+        import mindspore
+        x = mindspore.ops.zeros((3, 4))
+        t = mindspore.Tensor([0, 2, 1])
+        a = x[list(range(3)), t]
+        b = x[mindspore.Tensor(np.array([2, 0]))]
+        """,
+        edits={"IMP001", "FUN009", "DAT001", "IDX010"},
+    )

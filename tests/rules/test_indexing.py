@@ -4,6 +4,7 @@ value, shape and dtype; what MindSpore 2.10 cannot do is flagged."""
 import pytest
 
 import msmagic
+from msmagic.parity_check import run_pair
 from tests.rules import support
 
 pytest.importorskip("mindspore")
@@ -258,3 +259,35 @@ def test_multinomial_draws_are_valid_without_replacement():
 def test_multinomial_generator_flagged():
     flagged(P + "g = torch.Generator()\ny = torch.multinomial(p, 2, generator=g)\n", "IDX009",
             "generator= has no MindSpore equivalent")
+
+
+def test_range_and_numpy_index_arrays_port_and_match():
+    """IDX010: MindSpore 2.10 raises IndexError for range and NumPy index arrays."""
+    src = """
+        import numpy as np
+        import torch
+        logits = torch.randn(4, 5)
+        target = torch.tensor([0, 2, 1, 4])
+        picked = logits[range(4), target]
+        rows = logits[np.array([3, 0])]
+        cols = logits[:, np.arange(1, 3)]
+        mask = logits[np.array([True, False, True, False])]
+        plain = logits[1, 2]
+    """
+    import textwrap
+
+    run = run_pair(textwrap.dedent(src))
+    assert "logits[list(range(4)), target]" in run.port.code
+    assert "logits[mindspore.Tensor(np.array([3, 0]))]" in run.port.code
+    assert "logits[1, 2]" in run.port.code
+    assert "logits" in run.synchronised  # a random draw: copied across, then indexed
+    assert {r.name: r.status for r in run.rows} == {n: "match" for n in (
+        "target", "picked", "rows", "cols", "mask", "plain")}
+
+
+def test_index_arrays_on_values_not_known_to_be_tensors_are_left_alone():
+    import msmagic
+
+    code = msmagic.port("import torch\nimport numpy as np\nrows = table[np.array([1, 0])]\n"
+                        "r = list_of_things[range(2)]\n").code
+    assert "table[np.array([1, 0])]" in code and "list_of_things[range(2)]" in code
