@@ -29,7 +29,7 @@ from msmagic.engine import spec as S
 from msmagic.engine.edits import EditLog, positions
 from msmagic.engine.imports import ImportPlan, identifiers
 from msmagic.engine.ipython import mask, unmask
-from msmagic.engine.names import collect_imports, top_level_calls, torch_bindings
+from msmagic.engine.names import TORCH_ROOTS, collect_imports, top_level_calls, torch_bindings
 from msmagic.engine.session import PortSession
 from msmagic.engine.walk import Walker, walk
 from msmagic.errors import PortSyntaxError
@@ -37,7 +37,7 @@ from msmagic.result import Finding, PortResult
 
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 NOTHING_TO_PORT_NOTE = "Nothing in this cell needs porting: it is already MindSpore-compatible."
-_TORCH_WORD = re.compile(r"\btorch(?:vision|metrics|info)?\b")  # names.TORCH_ROOTS
+_TORCH_WORD = re.compile(r"\b(?:" + "|".join(sorted(TORCH_ROOTS)) + r")\b")
 
 
 def port(source: str, *, session: Optional[PortSession] = None) -> PortResult:
@@ -139,13 +139,14 @@ class PortState:
 def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: str):
     tags: dict[int, set] = {}
     modules: dict[int, dict] = {}
-    for r in state.edit_log.records:
+    records = state.edit_log.records
+    for r in records:
         if r.tags:
             tags.setdefault(r.statement, set()).update(r.tags)
         entry = S.APIS.get(r.api) if r.api and not r.finding else None
         if entry is not None and entry.params is not None:
             modules.setdefault(r.statement, {})[r.api] = entry.params
-    changed = {r.statement for r in state.edit_log.records if not r.finding}
+    changed = {r.statement for r in records if not r.finding}
     if len(facts) != len(in_ranges):  # pragma: no cover - ast and libcst disagree
         facts = [(rng, frozenset(), frozenset(), False) for rng in in_ranges]
     # libcst's ranges: a block's trailing comment lines belong to the block

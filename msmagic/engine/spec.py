@@ -196,40 +196,23 @@ def module(torch: str, target: Optional[str]) -> None:
     DECLARED.append(ModuleMap(torch=torch, target=target))
 
 
-def statement_hook(rule: str, *node_types):
-    """Decorator: call ``fn(context, original, updated)`` on each statement of these types."""
-    def deco(fn):
-        DECLARED.append(Hook(rule=rule, where="statement", fn=fn, node_types=node_types))
-        return fn
-    return deco
+def _hook(where: str):
+    def declare(rule: str, *node_types):
+        def deco(fn):
+            DECLARED.append(Hook(rule=rule, where=where, fn=fn, node_types=node_types))
+            return fn
+        return deco
+    declare.__doc__ = f"Decorator: declare a {where} hook of ``rule`` (see :class:`Hook`)."
+    return declare
 
 
-def function_hook(rule: str):
-    def deco(fn):
-        DECLARED.append(Hook(rule=rule, where="function", fn=fn))
-        return fn
-    return deco
-
-
-def class_hook(rule: str):
-    def deco(fn):
-        DECLARED.append(Hook(rule=rule, where="class", fn=fn))
-        return fn
-    return deco
-
-
-def subscript_hook(rule: str):
-    def deco(fn):
-        DECLARED.append(Hook(rule=rule, where="subscript", fn=fn))
-        return fn
-    return deco
-
-
-def operator_hook(rule: str, *node_types):
-    def deco(fn):
-        DECLARED.append(Hook(rule=rule, where="operator", fn=fn, node_types=node_types))
-        return fn
-    return deco
+#: ``@statement_hook(rule, cst.For, ...)``, ``@function_hook(rule)``, ``@class_hook(rule)``,
+#: ``@subscript_hook(rule)``, ``@operator_hook(rule, cst.BitInvert)``
+statement_hook = _hook("statement")
+function_hook = _hook("function")
+class_hook = _hook("class")
+subscript_hook = _hook("subscript")
+operator_hook = _hook("operator")
 
 
 def install(items) -> None:

@@ -10,20 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
-from msmagic.parity_check.compare import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH, Row
+from msmagic.parity_check.compare import MATCH, ONLY_MS, Row
 from msmagic.result import PortResult
 
-__all__ = [
-    "ParityReport",
-    "StatementError",
-    "Divergence",
-    "Row",
-    "MATCH",
-    "DIFFERS",
-    "ONLY_TORCH",
-    "ONLY_MS",
-    "NOT_COMPARABLE",
-]
+__all__ = ["ParityReport", "StatementError", "Divergence"]
 
 
 @dataclass
