@@ -188,12 +188,13 @@ class MsMagic(Magics, Configurable):
     @argument(
         "--rtol",
         type=float,
-        default=1e-5,
+        default=None,
         metavar="FLOAT",
         help="Relative tolerance: a value matches when |Δ| <= atol + rtol*|PyTorch value| "
         "(default 1e-5).",
     )
-    @argument("--atol", type=float, default=1e-6, metavar="FLOAT", help="Absolute tolerance (default 1e-6).")
+    @argument("--atol", type=float, default=None, metavar="FLOAT",
+              help="Absolute tolerance (default 1e-5, what torch.testing allows float32).")
     @argument("--seed", type=int, default=None, metavar="INT", help="Seed both frameworks before running.")
     @argument(
         "--timeout",
@@ -257,10 +258,10 @@ class MsMagic(Magics, Configurable):
         except ImportError as err:
             raise UsageError(f"%%ms_parity is not available: {err}") from None
         try:
+            tolerances = {k: v for k, v in (("rtol", args.rtol), ("atol", args.atol)) if v is not None}
             options = ParityOptions.create(
                 device=args.device or self.device,
-                rtol=args.rtol,
-                atol=args.atol,
+                **tolerances,
                 seed=args.seed,
                 timeout=args.timeout,
                 sync=not args.no_sync,

@@ -18,3 +18,18 @@ def _main_module_has_spec():
     if main is not None and not hasattr(main, "__spec__"):
         main.__spec__ = None
     yield
+
+
+@pytest.fixture
+def parity_shell():
+    """The IPython shell with msmagic loaded and an empty shadow namespace, reset after."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=False)
+    shell.run_line_magic("load_ext", "msmagic")
+    shell.run_line_magic("ms_shadow", "--clear")
+    yield shell
+    shell.run_line_magic("ms_shadow", "--clear")
+    shell.run_line_magic("unload_ext", "msmagic")
+    shell.reset(new_session=False)

@@ -45,9 +45,10 @@ def test_mlp_with_random_init_and_inputs_matches():
     assert report.ok, report.rows
     names = {r.name for r in report.rows}
     assert {"probs", "model.fc1.weight", "model.fc2.bias"} <= names
-    assert "x" not in names  # a random draw: copied across and listed as synchronised
+    # a random draw: the MindSpore draw returned PyTorch's values, so x is compared
+    assert report.row("x").status == "match"
     assert any(s.startswith("model:") for s in report.synchronised)
-    assert any(s.startswith("x:") for s in report.synchronised)
+    assert any(s.startswith("random draws:") and "randn ×1" in s for s in report.synchronised)
     assert report.first_divergence is None
     assert report.timings["PyTorch"] > 0 and report.timings["MindSpore"] > 0
 
@@ -287,13 +288,19 @@ def _session(text):
 
 
 def test_a_random_draw_of_another_dtype_is_reported():
-    # synchronised values are copied, but the MindSpore draw itself must agree in
-    # shape and dtype; here the explicit MindSpore code draws float16
+    # the MindSpore draw returns PyTorch's values, but it must agree in shape and dtype;
+    # here the explicit MindSpore code casts its draw to float16
     report = run("import torch\nnoise = torch.randn(3, 2)\n",
                  against="import mindspore\nnoise = mindspore.ops.randn(3, 2).astype(mindspore.float16)\n")
     row = report.row("noise")
-    assert row.status == DIFFERS and "another shape or dtype" in row.note
+    assert row.status == DIFFERS and "float16" in row.note.lower()
     assert not report.ok
+    # a draw of another shape is not replayed: its values are copied and the row says so
+    report = run("import torch\nnoise = torch.randn(3, 2)\n",
+                 against="import mindspore\nnoise = mindspore.ops.randn(2, 3)\n")
+    row = report.row("noise")
+    assert row.status == DIFFERS and "another shape or dtype" in row.note
+    assert any("met PyTorch's of shape (3, 2)" in n for n in report.notes)
 
 
 def test_mindspore_side_output_goes_to_the_report(capsys):

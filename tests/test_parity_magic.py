@@ -197,7 +197,7 @@ def test_defaults_are_passed_to_the_runner(ip, fake):
     source, options, kw = fake.calls[0]
     assert source == TORCH_CELL
     assert options == ParityOptions() == ParityOptions(
-        device="CPU", rtol=1e-5, atol=1e-6, seed=None, timeout=None, sync=True, against=None)
+        device="CPU", rtol=1e-5, atol=1e-5, seed=None, timeout=None, sync=True, against=None)
     assert kw == dict(user_ns=ip.user_ns, shadow=fake.shadow, session=kw["session"])
     assert kw["user_ns"] is ip.user_ns and kw["shadow"] is fake.shadow
     # the view is presentation: the magic puts it on the report, the runner never sees it

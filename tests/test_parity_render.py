@@ -171,7 +171,7 @@ def test_text_colour_only_when_asked(port):
 def test_text_without_rows_or_divergence(port):
     text = render_parity_text(ParityReport(port=port))
     assert text.splitlines()[0] == (
-        "msmagic parity: nothing compared  [nothing compared]  (device CPU, rtol 1e-05, atol 1e-06)"
+        "msmagic parity: nothing compared  [nothing compared]  (device CPU, rtol 1e-05, atol 1e-05)"
     )
     assert "first divergence" not in text
 

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import torch
-from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import msmagic
@@ -12,15 +11,8 @@ from tests.test_parity import CNN, MLP, TRAIN_MINDSPORE, TRAIN_TORCH
 
 
 @pytest.fixture
-def ip():
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "msmagic")
-    shell.run_line_magic("ms_shadow", "--clear")
-    yield shell
-    shell.run_line_magic("ms_shadow", "--clear")
-    shell.run_line_magic("unload_ext", "msmagic")
-    shell.reset(new_session=False)
+def ip(parity_shell):
+    return parity_shell
 
 
 def parity_cell(ip, cell, options=""):

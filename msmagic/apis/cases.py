@@ -634,14 +634,33 @@ _OPT_STATE = """
 
     path = os.path.join(tempfile.mkdtemp(), "optimizer.pt")
     model = nn.Linear(2, 1)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     torch.save(optimizer.state_dict(), path)
-    restored = torch.optim.Adam(model.parameters(), lr=0.5)
+    restored = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
     restored.load_state_dict(torch.load(path))
     lr = restored.param_groups[0]["lr"]
 """
 case("Optimizer.state_dict", _OPT_STATE)
 case("Optimizer.load_state_dict", _OPT_STATE)
+
+# --- calls of layer instances, the type of dtypes
+
+case("Module.__call__", """
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    lstm = nn.LSTM(3, 4, batch_first=True)
+    x = torch.randn(2, 5, 3)
+    states = (torch.zeros(1, 2, 4), torch.zeros(1, 2, 4))
+    states = [s.detach() for s in states]
+    out, (h, c) = lstm(x, states)
+""")
+case("torch.dtype", """
+    import torch
+    x = torch.ones(2)
+    is_dtype = isinstance(x.dtype, torch.dtype)
+    is_device = isinstance(torch.float32, torch.dtype)
+""")
 
 # --- grad modes, seeds, autograd
 

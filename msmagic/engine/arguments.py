@@ -32,12 +32,14 @@ def bind(sig: tuple, args) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]
     return out
 
 
-def apply(ctx, func=None) -> cst.Call:
+def apply(ctx, func=None, spec=None) -> cst.Call:
     """The call of ``ctx`` (a :class:`~msmagic.engine.context.Context`) with its entry's
-    argument spec applied; what changed is noted in ``ctx.changes`` and the edit log."""
-    e = ctx.entry
+    argument spec (or ``spec``, another :class:`~msmagic.engine.spec.ArgSpec` for the same
+    PyTorch call) applied; what changed is noted in ``ctx.changes`` and the edit log."""
+    e = spec if spec is not None else ctx.entry
+    rule_id = getattr(e, "rule", "") or ctx.entry.rule
     call = ctx.updated
-    bound = ctx.bound()
+    bound = bind(e.sig, call.args)
     if bound is None:
         if e.has_arg_rules:
             ctx.finding(
@@ -62,7 +64,7 @@ def apply(ctx, func=None) -> cst.Call:
             pred, reason = spec if isinstance(spec, tuple) else (None, spec)
             if pred is None or pred(ctx, arg):
                 ctx.finding(
-                    e.rule, f"{name}={ctx.code(arg.value).strip()}: {reason}",
+                    rule_id, f"{name}={ctx.code(arg.value).strip()}: {reason}",
                     comment=f"{name}= has no MindSpore equivalent, removed",
                 )
                 continue
@@ -99,7 +101,7 @@ def apply(ctx, func=None) -> cst.Call:
             new_args.append(arg.with_changes(keyword=cst.Name(out_name), value=value,
                                         equal=build.KEYWORD_EQUAL))
     for ms_name, default in e.defaults.items():
-        text, rule = default if isinstance(default, tuple) else (default, e.rule)
+        text, rule = default if isinstance(default, tuple) else (default, rule_id)
         torch_names = {p for p, m in e.rename.items() if m == ms_name} | {ms_name}
         if present & torch_names:
             continue
@@ -107,7 +109,7 @@ def apply(ctx, func=None) -> cst.Call:
             continue
         new_args.append(build.keyword_arg(ms_name, build.parse_expression(text)))
         ctx.changes.append(f"added {ms_name}={text}")
-        if rule != e.rule:
+        if rule != rule_id:
             ctx.edit(rule, None, detail=f"added {ms_name}={text}")
     changes = {"args": build.join_args(new_args, call.args)}
     if func is not None:

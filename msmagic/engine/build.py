@@ -78,6 +78,33 @@ def descendants(node):
         stack.extend(reversed(list(child_nodes(n))))
 
 
+_TARGETS = {
+    cst.AssignTarget: ("target",), cst.AugAssign: ("target",), cst.AnnAssign: ("target",),
+    cst.For: ("target",), cst.CompFor: ("target",), cst.AsName: ("name",), cst.NamedExpr: ("target",),
+    cst.Param: ("name",),
+}
+
+
+def binds(node, name: str, header_only: bool = False) -> bool:
+    """Does ``node`` (a statement, or part of one) bind ``name`` anywhere: an assignment,
+    a loop or comprehension target, ``as``, ``:=``, a parameter? ``header_only``: only in
+    the node's own header (a ``for`` target, a ``def``'s parameters, ``with ... as``), not
+    in its body."""
+    if header_only and isinstance(getattr(node, "body", None), cst.BaseSuite):
+        node = node.with_changes(body=cst.IndentedBlock(body=[]))
+        if isinstance(node, (cst.For, cst.While, cst.If)):
+            node = node.with_changes(orelse=None)
+    for n in descendants(node):
+        fields = _TARGETS.get(type(n))
+        if not fields:
+            continue
+        for f in fields:
+            target = getattr(n, f, None)
+            if target is not None and any(type(t) is cst.Name and t.value == name for t in descendants(target)):
+                return True
+    return False
+
+
 @functools.lru_cache(maxsize=2048)
 def parse_expression(text: str) -> cst.BaseExpression:
     return cst.parse_expression(text)

@@ -121,6 +121,41 @@ class Context:
         cell of this session (``scheduler = StepLR(opt, ...)``), or None."""
         return self._w.state.session.definitions.get(name)
 
+    def assigned_value(self, name: str):
+        """The original expression last assigned to ``name`` (``name = ...``) before this
+        statement in the enclosing blocks, else the call a top-level ``name = f(...)`` of
+        an earlier ported cell assigned; None when there is none."""
+        blocks = self.blocks
+        for depth in range(len(blocks) - 1, -1, -1):
+            body, index = blocks[depth]
+            for stmt in reversed(body[:max(index, 0)]):
+                if type(stmt) is not cst.SimpleStatementLine:
+                    if build.binds(stmt, name):
+                        return None  # bound in a loop, a with, a branch: not one known value
+                    continue
+                for small in reversed(stmt.body):
+                    if type(small) is cst.Assign and any(
+                            type(t.target) is cst.Name and t.target.value == name for t in small.targets):
+                        return small.value
+                    if build.binds(small, name):
+                        return None
+            if depth and build.binds(blocks[depth - 1][0][blocks[depth - 1][1]], name, header_only=True):
+                return None  # the enclosing ``for name in ...`` / ``def f(name)`` binds it
+        return self.earlier_definition(name)
+
+    def assigned_call(self, name: str):
+        """:meth:`assigned_value` when it is a call (``name = f(...)``), else None."""
+        value = self.assigned_value(name)
+        return value if type(value) is cst.Call else None
+
+    def function_definition(self, name: str):
+        """The original top-level ``def name(...)`` of this cell, else of an earlier
+        ported cell of this session, or None."""
+        for stmt in self._w.state.module.body:
+            if type(stmt) is cst.FunctionDef and stmt.name.value == name:
+                return stmt
+        return self._w.state.session.functions.get(name)
+
     @property
     def receiver(self):
         """The (already ported) receiver of a method call or member access."""
@@ -172,7 +207,8 @@ class Context:
         ``new`` (a node of the output, for its position)."""
         tags = set(tags)
         if getattr(self.entry, "random", False):
-            tags.add("random")
+            # which API draws: parity replays PyTorch's draws of the factories it knows
+            tags.update(("random", f"random:{self.api}"))
         return self._w.log(Record(
             rule, node if node is not None else self.original, self._w.top_index, new=new,
             api=self.api if api is None else api, detail=detail, tags=frozenset(tags),
@@ -219,10 +255,11 @@ class Context:
                 return a
         return None
 
-    def apply(self, func=None) -> cst.Call:
-        """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` to the call; returns
-        the new call (with ``func`` as its callee when given)."""
-        return arguments.apply(self, func)
+    def apply(self, func=None, spec=None) -> cst.Call:
+        """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` (or ``spec``, when one
+        PyTorch call has two MindSpore forms) to the call; returns the new call (with
+        ``func`` as its callee when given)."""
+        return arguments.apply(self, func, spec)
 
     def describe(self, base: str = "") -> str:
         """The edit's detail: ``base`` and what :meth:`apply` changed."""

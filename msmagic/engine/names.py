@@ -112,6 +112,21 @@ def top_level_calls(module: cst.Module) -> dict:
     return out
 
 
+def module_aliases(module: cst.Module) -> set[str]:
+    """Names a cell binds to modules with ``import x`` / ``import x.y as z``."""
+    out = set()
+    for stmt in _top_statements(module.body):
+        if isinstance(stmt, cst.Import):
+            for alias in stmt.names:
+                out.add(alias.asname.name.value if alias.asname is not None else dotted(alias.name).split(".")[0])
+    return out
+
+
+def top_level_functions(module: cst.Module) -> dict:
+    """name -> the original ``def name(...)`` at the top level of a cell."""
+    return {stmt.name.value: stmt for stmt in module.body if isinstance(stmt, cst.FunctionDef)}
+
+
 def top_level_rebinds(module: cst.Module) -> set[str]:
     names: set[str] = set()
     for stmt in module.body:

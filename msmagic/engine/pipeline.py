@@ -29,7 +29,14 @@ from msmagic.engine import spec as S
 from msmagic.engine.edits import EditLog, positions
 from msmagic.engine.imports import ImportPlan, identifiers
 from msmagic.engine.ipython import mask, unmask
-from msmagic.engine.names import TORCH_ROOTS, collect_imports, top_level_calls, torch_bindings
+from msmagic.engine.names import (
+    TORCH_ROOTS,
+    collect_imports,
+    module_aliases,
+    top_level_calls,
+    top_level_functions,
+    torch_bindings,
+)
 from msmagic.engine.session import PortSession
 from msmagic.engine.walk import Walker, walk
 from msmagic.errors import PortSyntaxError
@@ -67,8 +74,10 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     except (ValueError, RecursionError, MemoryError) as exc:
         raise PortSyntaxError(str(exc), 1, 1) from None
     facts = plan.statement_facts(tree)
-    del tree  # the facts are all the port needs of it: free it before libcst's tree
     session = session if session is not None else PortSession()
+    session.module_names.update(  # ``import numpy as np`` in a cell without torch too
+        (a.asname or a.name.split(".")[0]) for s in tree.body if isinstance(s, ast.Import) for a in s.names)
+    del tree  # the facts are all the port needs of it: free it before libcst's tree
     if not session.torch_names and _TORCH_WORD.search(masked.text) is None:
         return _untouched(source, facts, session, [NO_TORCH_NOTE])
     try:
@@ -93,6 +102,8 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     session.module_classes.update(state.module_classes)
     session.kinds.update(walker.scopes[0])
     session.definitions.update(top_level_calls(module))
+    session.functions.update(top_level_functions(module))
+    session.module_names |= state.module_names
     session.class_infos.update(state.class_infos)
     session.module_params.update(module_params)
     return PortResult(
@@ -116,6 +127,8 @@ class PortState:
         self.text = text
         self.session = session
         self.cell_imports = collect_imports(module)
+        #: names bound to modules by ``import`` (this cell and earlier ones): no tensor
+        self.module_names = module_aliases(module) | session.module_names
         #: local name -> qualified torch name, for every name of the cell reaching torch
         self.bindings = torch_bindings(module, self.cell_imports, session.torch_names)
         self._identifiers = identifiers(text)
@@ -160,6 +173,7 @@ def _untouched(source: str, facts: list, session: PortSession, notes: list) -> P
     for _, binds, _, _ in facts:
         for name in binds:  # what earlier cells bound under these names is gone
             session.definitions.pop(name, None)
+            session.functions.pop(name, None)
             session.kinds.pop(name, None)
     return PortResult(
         source=source, code=source, notes=notes,

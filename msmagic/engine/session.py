@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.ipython import mask
-from msmagic.engine.names import collect_imports, is_torch
+from msmagic.engine.names import collect_imports, is_torch, module_aliases
 
 
 class PortSession:
@@ -29,6 +29,10 @@ class PortSession:
         self.kinds: dict = {}
         #: name -> the original call that last bound it (``scheduler = StepLR(opt, ...)``)
         self.definitions: dict = {}
+        #: name -> the original top-level ``def`` of an earlier ported cell
+        self.functions: dict = {}
+        #: names earlier cells bound to modules (``import numpy as np``): no tensor
+        self.module_names: set[str] = set()
         #: user Module classes -> their attribute kinds
         self.class_infos: dict = {}
         #: PyTorch layer (qualified name) -> parameter-name map, for every layer the
@@ -42,6 +46,7 @@ class PortSession:
         except Exception:  # an unparseable earlier cell teaches nothing
             return
         self.learn_imports(collect_imports(module))
+        self.module_names |= module_aliases(module)
 
     def learn_imports(self, imports: dict) -> None:
         """Record a cell's imports (local name -> qualified name)."""

@@ -165,6 +165,10 @@ CLASS_HOOKS: list[Callable] = []
 OPERATOR_HOOKS: dict[type, Callable] = {}
 SUBSCRIPT_HOOKS: list[Callable] = []
 
+#: the method name of an entry for calls of a layer instance (``self.lstm(x, h)``), with
+#: the layer's kind as receiver (``receiver="module:torch.nn.LSTM"``)
+MODULE_CALL = "__call__"
+
 #: Tensor method names that statement-level rules port (``loss.backward()``): a tensor
 #: receiver with one of these names is not an unknown method.
 HANDLED_BY_STATEMENT_RULES: set[str] = set()

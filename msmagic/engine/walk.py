@@ -501,6 +501,15 @@ class Walker(cst.CSTTransformer):
                 return self.unmapped(original, updated, qual, call=True)
             return self.port_entry(self.context(original, updated, entry, qual))
         func = original.func
+        if self.torch_in_scope and type(func) in (cst.Name, cst.Attribute):
+            # a call of a layer instance (``self.lstm(x, h)``): entries named __call__; it
+            # is no method of ``self`` (``self.inner`` is a layer, not Tensor.inner)
+            kind = self.kind_of(func)
+            if kind is not None and kind.base == "module":
+                for m in S.METHODS.get(S.MODULE_CALL, ()):
+                    if kind.detail and S.kind_matches(m.receiver, kind):
+                        return self.port_entry(self.context(original, updated, m, f"{kind.detail}(...)"))
+                return updated
         if isinstance(func, cst.Attribute) and self.torch_in_scope:
             specs = S.METHODS.get(func.attr.value)
             if specs:
@@ -522,7 +531,7 @@ class Walker(cst.CSTTransformer):
             api=f"Tensor.{name}", comment=f"Tensor.{name} not verified for MindSpore",
         )
 
-    def _method(self, original: cst.Call, updated: cst.Call, specs: list[S.Method]):
+    def _method(self, original: cst.Call, updated: cst.Call, specs: list[S.Method]):  # noqa: C901
         recv_kind = self.kind_of(original.func.value)
         name = original.func.attr.value
         chosen = None
@@ -530,6 +539,12 @@ class Walker(cst.CSTTransformer):
             if S.kind_matches(m.receiver, recv_kind):
                 chosen = m
                 break
+        if chosen is None and recv_kind is None and (
+                _string_call(original) or (type(original.func.value) is cst.Name
+                                           and original.func.value.value in self.state.module_names)):
+            # ``line.split()``: a str method (a tensor's split takes a size); ``np.where``:
+            # a function of an imported module
+            return updated
         if chosen is None and recv_kind is None:
             for m in specs:
                 site = self.context(original, updated, m, f"{m.receiver}.{name}")
@@ -715,3 +730,16 @@ def _flatten(result):
     if isinstance(result, cst.CSTNode):
         return [result]
     return []
+
+
+def _string_call(call: cst.Call) -> bool:
+    """A method call only a str can make: ``.split()`` with no argument or a string
+    separator (``Tensor.split`` needs a size)."""
+    if type(call.func) is not cst.Attribute or call.func.attr.value != "split":
+        return False
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return False
+    if not positional:
+        return all(a.keyword.value in ("sep", "maxsplit") for a in call.args)
+    return isinstance(positional[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))

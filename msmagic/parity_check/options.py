@@ -33,16 +33,19 @@ class ParityOptions:
     """How parity runs.
 
     ``device``: CPU, GPU or Ascend (None: CPU). ``rtol``/``atol``: a value matches when
-    ``|Δ| <= atol + rtol * |PyTorch value|``. ``seed``: seed both frameworks first.
-    ``timeout``: seconds each side may run. ``sync``: copy random draws and freshly
-    initialised parameters from PyTorch to MindSpore. ``against``: explicit MindSpore
+    ``|Δ| <= atol + rtol * |PyTorch value|`` (atol 1e-5 is what
+    ``torch.testing.assert_close`` allows float32 values). ``seed``: seed both frameworks first.
+    ``timeout``: seconds each side may run. ``sync``: take from PyTorch what is
+    not to be compared: random draws (replayed in order inside loops and functions),
+    freshly initialised parameters, shuffle orders, and the gradients each optimizer step
+    applies (after comparing them). ``against``: explicit MindSpore
     code to run instead of the port (a str, or anything with a str ``.code`` such as a
     PortResult; kept as the code).
     """
 
     device: Optional[str] = "CPU"
     rtol: float = 1e-5
-    atol: float = 1e-6
+    atol: float = 1e-5
     seed: Optional[int] = None
     timeout: Optional[float] = None
     sync: bool = True

@@ -63,7 +63,7 @@ class ParityReport:
     timings: dict = field(default_factory=dict)
     device: str = "CPU"
     rtol: float = 1e-5
-    atol: float = 1e-6
+    atol: float = 1e-5
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False
     #: "PyTorch" or "MindSpore" when that side ran past --timeout

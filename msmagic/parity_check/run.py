@@ -124,8 +124,8 @@ def run_pair(
     ms_src: Optional[str] = None,
     names: Optional[list[str]] = None,
     sync: bool = True,
-    rtol: float = 1e-5,
-    atol: float = 1e-6,
+    rtol: float = ParityOptions.rtol,
+    atol: float = ParityOptions.atol,
     torch_ns: Optional[dict] = None,
     ms_ns: Optional[dict] = None,
 ) -> PairRun:
@@ -180,8 +180,8 @@ def execute(
     port=None,
     params: Optional[dict] = None,
     sync: bool = True,
-    rtol: float = 1e-5,
-    atol: float = 1e-6,
+    rtol: float = ParityOptions.rtol,
+    atol: float = ParityOptions.atol,
     names: Optional[list[str]] = None,
     timeout: Optional[float] = None,
     each_step: bool = False,
@@ -203,7 +203,7 @@ def execute(
     run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps)
     if params is None:
         params = learn(getattr(port, "module_params", None) or {})
-    syncer = Synchroniser(run, params, enabled=sync)
+    syncer = Synchroniser(run, params, enabled=sync, rtol=rtol, atol=atol)
     ms_name = syncer.ms_name
     bound_by: dict[str, int] = {}
     budget = {"torch": timeout, "mindspore": timeout}
@@ -214,8 +214,9 @@ def execute(
         if step.torch_code:
             syncer.before_torch(step)
             try:
-                value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
-                                  filenames[0], run, "torch", budget, last_expr)
+                with syncer.draws_recorded():
+                    value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
+                                      filenames[0], run, "torch", budget, last_expr)
             except SideTimeout:
                 run.timed_out = "PyTorch"
                 break
@@ -232,8 +233,9 @@ def execute(
         if step.ms_code and ms_alive:
             first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
             try:
-                value = _run_side(step.ms_code, first, step.ms_head, mns,
-                                  filenames[1], run, "mindspore", budget, last_expr)
+                with syncer.draws_replayed(step):
+                    value = _run_side(step.ms_code, first, step.ms_head, mns,
+                                      filenames[1], run, "mindspore", budget, last_expr)
                 if last_expr and value is not _NO_VALUE:
                     outputs["mindspore"] = value
             except SideTimeout:
@@ -247,7 +249,10 @@ def execute(
             bound_by[n] = step.index
         if not ms_alive:
             continue
-        syncer.after(step, tns, mns)
+        failed = syncer.after(step, tns, mns)
+        run.rows.extend(failed)
+        if each_step and run.first_divergence is None and failed:
+            run.first_divergence = (step.index, failed)
         if each_step and run.first_divergence is None:
             watch = {n for n in step.bound if syncer.values.get(n) != step.index}
             watch |= {n for n in step.names if n in syncer.modules}

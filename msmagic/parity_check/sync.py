@@ -10,7 +10,11 @@
   MindSpore port iterate in the order PyTorch's loader drew: each time the PyTorch
   loader is iterated, the permutation its RandomSampler draws is recorded
   (:class:`ShuffleLink`), and the MindSpore loader is rebuilt over the same rows with a
-  sampler that takes those permutations in turn, so both sides see the same batches.
+  sampler that takes those permutations in turn, so both sides see the same batches;
+* random draws made while a statement runs (inside a loop or a function) are recorded on
+  the PyTorch side and replayed in order on the MindSpore side (:mod:`.draws`);
+* an optimizer's steps run on PyTorch's gradients after comparing them
+  (:mod:`.gradients`).
 
 Parameter names come from the port: each ported statement carries, for every PyTorch
 layer it constructs, the parameter-name map of the layer's mapping entry
@@ -22,10 +26,13 @@ session), so BatchNorm3d's ``weight`` becomes ``bn2d.gamma`` and a Transformer l
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import weakref
 from typing import Callable, Optional
 
+from msmagic.parity_check import gradients
+from msmagic.parity_check.draws import DrawReplay
 from msmagic.parity_check.compare import (
     DIFFERS,
     Row,
@@ -41,6 +48,9 @@ from msmagic.parity_check.compare import (
 
 __all__ = ["ms_name_for", "sync_module", "learn", "known_params", "Synchroniser", "ShuffleLink",
            "link_shuffle"]
+
+#: the report's name for the random draws the MindSpore side took from PyTorch
+DRAWS = "random draws"
 
 #: layer (qualified name) -> parameter-name map, from every port parity ran in this
 #: process: modules live on in the shadow namespace after the cell that built them
@@ -150,8 +160,10 @@ class Synchroniser:
     was synchronised (and a row when a random draw had another shape or dtype).
     """
 
-    def __init__(self, run, params: dict, enabled: bool = True) -> None:
+    def __init__(self, run, params: dict, enabled: bool = True, rtol: float = 1e-5,
+                 atol: float = 1e-5) -> None:
         self.run = run
+        self.rtol, self.atol = rtol, atol
         self.params = params
         self.enabled = enabled
         #: name -> id of the torch module last copied into the Cell of that name
@@ -163,6 +175,16 @@ class Synchroniser:
         self.notes: list[str] = []
         #: shuffled loaders' links -> epochs the MindSpore side had taken when the run began
         self._taken: dict = {}
+        #: random draws made while statements run (inside loops and functions)
+        self.draws = DrawReplay()
+
+    def draws_recorded(self):
+        """While the PyTorch side of a step runs: record its random draws."""
+        return self.draws.recording() if self.enabled else contextlib.nullcontext()
+
+    def draws_replayed(self, step):
+        """While the MindSpore side of a step runs: its draws return PyTorch's."""
+        return self.draws.replaying(step.index) if self.enabled else contextlib.nullcontext()
 
     def ms_name(self, tmod, torch_name: str) -> str:
         return ms_name_for(tmod, torch_name, self.params)
@@ -170,7 +192,13 @@ class Synchroniser:
     def before_torch(self, step) -> None:
         """The PyTorch side is about to run ``step``: the shuffle orders its loaders draw
         now are the ones the MindSpore side of the same step takes (earlier leftovers,
-        which MindSpore did not take, are dropped)."""
+        which MindSpore did not take, are dropped). Likewise the gradients its optimizers
+        step with."""
+        for link in list(gradients.LINKS):
+            link.clear()
+            link.reset()
+            link.recording = self.enabled
+            link.rtol, link.atol = self.rtol, self.atol
         if not self.enabled:
             return
         for link in list(_LINKS):
@@ -179,11 +207,17 @@ class Synchroniser:
             link.recording = True
 
     def after_torch(self, step) -> None:
-        for link in list(_LINKS):
+        for link in list(_LINKS) + list(gradients.LINKS):
             link.recording = False
 
     def finish(self) -> None:
-        """Say which loaders gave the MindSpore side PyTorch's shuffle order in this run."""
+        """Say which loaders gave the MindSpore side PyTorch's shuffle order in this run,
+        and which random draws it took from PyTorch."""
+        drawn = self.draws.summary()
+        if drawn:
+            self.run.synchronised.append(DRAWS)
+            self.run.sync_reasons[DRAWS] = drawn
+        self.notes.extend(self.draws.problems)
         for link, (taken, missed) in self._taken.items():
             used, extra = link.taken - taken, link.missed - missed
             if not used and not extra:
@@ -199,10 +233,15 @@ class Synchroniser:
             kept = [part for part in before.split("; ") if part and "shuffle order" not in part]
             self.run.sync_reasons[link.name] = "; ".join(kept + [reason])
 
-    def after(self, step, tns: dict, mns: dict) -> None:
+    def after(self, step, tns: dict, mns: dict) -> list[Row]:
+        """Synchronise what ``step`` bound; returns the rows of gradients that differed
+        at the optimizer steps it took."""
         if not self.enabled:
-            return
+            return []
         run = self.run
+        failed = [row for link in list(gradients.LINKS) if (row := link.report(run, step.index))]
+        # the MindSpore side took every draw PyTorch made: what the step bound is compared
+        replayed = self.draws.covers(step.tags)
         self._loaders(step, tns, mns)
         for n in step.bound:
             if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n]):
@@ -224,7 +263,7 @@ class Synchroniser:
                     run.rows.append(Row(n, DIFFERS, statement=step.index, note=(
                         f"random values synchronised, but {problem}")))
                 run.sync_reasons[n] = "random values copied (the TensorDataset's tensors)"
-            elif "random" in step.tags and n in tns and is_tensor_like(tns[n]):
+            elif "random" in step.tags and n in tns and is_tensor_like(tns[n]) and not replayed:
                 drawn = mns.get(n)
                 mns[n] = to_mindspore(tns[n])
                 run.synchronised.append(n)
@@ -235,6 +274,14 @@ class Synchroniser:
                 if mismatch is not None:
                     run.rows.append(mismatch)
                 run.sync_reasons[n] = "random values copied"
+        for n in step.bound:
+            if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
+                link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,
+                                                         self.rtol, self.atol)
+                if link is None:
+                    self.notes.append(f"`{n}`: the MindSpore optimizer steps with its own gradients "
+                                      f"({problem})")
+        return failed
 
     def _loaders(self, step, tns: dict, mns: dict) -> None:
         """Loaders the step bound: random TensorDataset data copied, shuffle linked.

@@ -72,7 +72,7 @@ ORDER = (
     # random
     "RNG001", "RNG002", "RNG003", "RNG004",
     # recurrent
-    "RNN001", "RNN002", "RNN003", "RNN004",
+    "RNN001", "RNN002", "RNN003", "RNN004", "RNN005",
     # schedulers
     "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011",
     # table_fixes
@@ -80,7 +80,7 @@ ORDER = (
     # tensor_methods
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006",
     # training
-    "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006",
+    "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007",
     # utilities
     "UTL001", "UTL002", "UTL003", "UTL004",
     # api_table

@@ -110,7 +110,11 @@ register(
         to keep in mind: the optimizer's checkpoint also contains the network weights it
         updates, so loading it sets the model's weights too, which PyTorch's
         ``optimizer.load_state_dict`` never does; save model and optimizer at the same
-        time. Settings changed at run time through ``param_groups`` are not part of it.
+        time. Settings changed at run time through ``param_groups`` are not part of it,
+        and the ``mindspore.experimental.optim`` optimizers (PyTorch's Adam, AdamW,
+        RMSprop... port to them) keep their learning rates only in ``param_groups``: their
+        moments and step count load, their rates stay as built, so loading one into an
+        optimizer built with another rate is flagged.
     """,
     seed="seeds/002 Optimizer Comparison › Saving and Loading Optimizer State",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.optim.Optimizer.state_dict)",
@@ -123,9 +127,9 @@ register(
 
         path = os.path.join(tempfile.mkdtemp(), "optimizer.pt")
         model = nn.Linear(2, 1)
-        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
         torch.save(optimizer.state_dict(), path)
-        restored = torch.optim.Adam(model.parameters(), lr=0.5)
+        restored = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
         restored.load_state_dict(torch.load(path))
         lr = restored.param_groups[0]["lr"]
     """,
@@ -346,6 +350,17 @@ def _load_optimizer_state(site):
         cst.Arg(bound[0][1].value),
     ])
     site.edit("CKP003", new, detail=".load_state_dict(sd) -> mindspore.load_param_into_net(optimizer, sd)")
+    from msmagic.rules.optim import optimizer_construction, ported_to_experimental
+
+    call, qual = optimizer_construction(site, site.receiver_original)
+    if ported_to_experimental(site, call, qual):
+        recv = site.code(site.receiver_original).strip()
+        site.finding(
+            "CKP003", f"{recv} is a mindspore.experimental.optim optimizer: its moments and step "
+            "count load, but its learning rates (param_groups[i][\"lr\"]) are not in the checkpoint "
+            "and keep the values it was built with; set them after loading with "
+            f"mindspore.ops.assign({recv}.param_groups[i][\"lr\"], rate)",
+            comment="learning rates are not restored; see rule CKP003")
     return new
 
 

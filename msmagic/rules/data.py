@@ -121,7 +121,8 @@ register(
         ``torch.float32``/``torch.float`` -> ``mindspore.float32``, ``torch.long`` ->
         ``mindspore.int64``, ``torch.half`` -> ``mindspore.float16``, ``torch.bool`` ->
         ``mindspore.bool_`` and so on. The aliases are spelled out as the sized name so the
-        ported code is unambiguous. Tensor cast methods (``.float()``, ``.long()``,
+        ported code is unambiguous. The type of them all, ``torch.dtype`` (in annotations
+        and ``isinstance`` checks), is ``mindspore.Type``. Tensor cast methods (``.float()``, ``.long()``,
         ``.int()``, ``.double()``, ``.half()``, ``.bool()``) and ``.item()``, ``.tolist()``,
         ``.numel()``, ``.dim()`` exist on MindSpore 2.10 tensors with the same results and
         are left as they are.
@@ -252,6 +253,8 @@ DTYPES = {
 }
 for _torch, _ms in DTYPES.items():
     api(f"torch.{_torch}", f"mindspore.{_ms}", rule="DAT005", attr=True, returns="dtype")
+# the type of the dtype objects (``dt: torch.dtype``, ``isinstance(x, torch.dtype)``)
+api("torch.dtype", "mindspore.Type", rule="DAT005", attr=True, returns=None)
 
 # Same method and results on MindSpore tensors: kept, and typed so later calls port.
 for _name in ("float", "long", "int", "double", "half", "bool", "bfloat16"):

@@ -32,7 +32,8 @@ register(
         target differs from ``mindspore.get_current_device()``. Asking for a different device
         after computations ran cannot be honoured in the same process: restart the kernel.
         The variable now holds a target name, so code reading ``device.type`` or
-        ``device.index`` needs a hand edit.
+        ``device.index`` needs a hand edit, and ``torch.device`` as a type (an annotation,
+        ``isinstance``) becomes ``str``.
     """,
     seed=SEED,
     reference=REF,
@@ -165,6 +166,12 @@ def _device_string(site, node):
 
 
 def _device(site):
+    if not isinstance(site.original, cst.Call):
+        # the type (``dev: torch.device``, ``isinstance(d, torch.device)``): the port's
+        # devices are target names
+        new = cst.Name("str")
+        site.edit("DEV001", new, detail="torch.device (the type) -> str (a MindSpore device target name)")
+        return new
     kind, index = site.arg("type"), site.arg("index")
     mapped = _device_string(site, kind.value) if kind is not None else None
     if mapped is not None and index is not None:
@@ -210,7 +217,7 @@ def _device(site):
     return expr
 
 
-api("torch.device", rule="DEV001", sig=("type", "index"), handler=_device, returns="device")
+api("torch.device", rule="DEV001", sig=("type", "index"), handler=_device, returns="device", attr=True)
 api("torch.cuda.is_available", "mindspore.device_context.gpu.is_available", rule="DEV002")
 
 

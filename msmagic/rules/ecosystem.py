@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.build import keyword_arg
+from msmagic.engine.build import child_nodes, keyword_arg
 from msmagic.engine.spec import api, module, statement_hook
 from msmagic.rules.registry import register
 
@@ -352,16 +352,16 @@ def _eager_call(ctx, original, updated):
 
 
 def _calls(node):
-    found = []
-
-    class _Calls(cst.CSTVisitor):
-        def visit_Call(self, call):
-            found.append(call)
-
-        def visit_Lambda(self, node):
-            return False
-
-    node.visit(_Calls())
+    """The calls in a statement, outside lambdas (a transform given to ``map``)."""
+    found, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is cst.Lambda:
+            continue
+        if t is cst.Call:
+            found.append(n)
+        stack.extend(reversed(list(child_nodes(n))))
     return found
 
 #: transforms with no port: the mindspore.dataset.vision class to use, and why not ported

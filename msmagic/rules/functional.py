@@ -1,6 +1,8 @@
 """Functional ops, tensor factories, reductions, activations and losses (functions,
 tensor methods and their nn module forms)."""
 
+from typing import Optional
+
 import libcst as cst
 
 from msmagic.engine.spec import TENSOR, api, member, method
@@ -160,8 +162,11 @@ register(
         ``ignore_index`` (default -100), ``reduction`` and ``label_smoothing`` as PyTorch
         and give the same values for int64 class indices, for class-probability targets
         and for N-D inputs (classes on axis 1). The deprecated ``size_average``/``reduce``
-        arguments have no counterpart and are flagged. They sit between ``weight`` and
-        ``ignore_index`` in PyTorch's order, so later positional arguments become keywords.
+        arguments become the ``reduction`` they stand for
+        (PyTorch's own rule: ``size_average=False`` -> ``"sum"``, ``reduce=False`` ->
+        ``"none"``); when one is not a literal, or ``reduction=`` is given too, they are
+        flagged. They sit between ``weight`` and ``ignore_index`` in
+        PyTorch's order, so later positional arguments become keywords.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/CrossEntropyLoss.md",
@@ -183,8 +188,11 @@ register(
     why="""
         ``ops.mse_loss`` and ``ops.l1_loss`` compute the same losses with the same
         ``reduction`` values. PyTorch 2.13 added a ``weight`` argument that MindSpore does
-        not have, and the deprecated ``size_average``/``reduce`` have no counterpart: these
-        are flagged and removed, so multiply the unreduced loss by the weight by hand.
+        not have: it is flagged and removed, so multiply the unreduced loss by the weight by
+        hand. The deprecated ``size_average``/``reduce`` become the ``reduction`` they stand for
+        (PyTorch's own rule: ``size_average=False`` -> ``"sum"``, ``reduce=False`` ->
+        ``"none"``); when one is not a literal, or ``reduction=`` is given too, they are
+        flagged.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
@@ -366,7 +374,10 @@ register(
         ``weight``, ``pos_weight`` and ``ignore_index`` (-100) defaults. MindSpore's
         ``nn.BCEWithLogitsLoss`` orders its parameters ``reduction, weight, pos_weight``,
         so positional arguments become keywords. The deprecated ``size_average``/``reduce``
-        are flagged. ``nn.BCELoss`` becomes a function of ``(input, target)`` computing
+        become the ``reduction`` they stand for
+        (PyTorch's own rule: ``size_average=False`` -> ``"sum"``, ``reduce=False`` ->
+        ``"none"``); when one is not a literal, or ``reduction=`` is given too, they are
+        flagged. ``nn.BCELoss`` becomes a function of ``(input, target)`` computing
         ``ops.binary_cross_entropy(..., reduction="none")`` and reducing it: MindSpore's
         Cell doubles the loss of a single-element batch and needs the weight in the input's
         full shape, which the function broadcasts on each call (see FUN008). It is not a
@@ -784,21 +795,54 @@ for _cls in ("Softmax", "LogSoftmax"):
 # ----------------------------------------------------------------------------- losses
 
 _DEPRECATED = "deprecated in PyTorch and absent in MindSpore; use reduction="
-_LOSS_UNSUPPORTED = {"size_average": _DEPRECATED, "reduce": _DEPRECATED}
+_NOT_LITERAL = object()
+
+
+def legacy_reduction(site) -> Optional[str]:
+    """The ``reduction`` PyTorch derives from the deprecated ``size_average``/``reduce``
+    (torch.nn._reduction.legacy_get_string: None counts as True; both True -> "mean",
+    reduce only -> "sum", reduce=False -> "none"). "" when neither is given or both are
+    None (then ``reduction`` stands); None when one is not a literal or ``reduction=`` is
+    given as well (flagged)."""
+    given = [site.arg("size_average"), site.arg("reduce")]
+    values = [None if a is None else site.literal(a.value, _NOT_LITERAL) for a in given]
+    if all(v is None for v in values):
+        return ""
+    if _NOT_LITERAL in values or site.arg("reduction") is not None:
+        return None
+    size_average, reduce = (True if v is None else bool(v) for v in values)
+    return "mean" if size_average and reduce else ("sum" if reduce else "none")
+
+
+def _legacy(site, arg):
+    """size_average=/reduce= -> the reduction= they mean (on the first of them)."""
+    red = legacy_reduction(site)
+    first = next(a for a in (site.arg("size_average"), site.arg("reduce")) if a is not None)
+    if not red or arg is not first:
+        return False
+    site.changes.append(f"{site.code(arg.value).strip()} for {'size_average' if arg is site.arg('size_average') else 'reduce'} means reduction={red!r}")
+    return "reduction", site.parse(repr(red))
+
+
+_LEGACY_PROBLEM = (lambda site, arg: legacy_reduction(site) is None,
+                   "deprecated in PyTorch and absent in MindSpore; with a value that is not a literal "
+                   "(or with reduction= as well) it cannot be turned into reduction=")
+_LOSS_UNSUPPORTED = {"size_average": _LEGACY_PROBLEM, "reduce": _LEGACY_PROBLEM}
+_LOSS_VALUES = {"size_average": _legacy, "reduce": _legacy}
 _CE_SIG = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
 api(f"{F}.cross_entropy", "mindspore.ops.cross_entropy", rule="FUN006", sig=_CE_SIG,
     ms_sig=("input", "target", "weight", "ignore_index", "reduction", "label_smoothing"),
-    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+    unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, returns=TENSOR)
 api(f"{F}.nll_loss", "mindspore.ops.nll_loss", rule="FUN006", sig=_CE_SIG[:7],
     rename={"input": "inputs"}, ms_sig=("inputs", "target", "weight", "ignore_index", "reduction"),
-    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+    unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, returns=TENSOR)
 for _name in ("mse_loss", "l1_loss"):
     api(f"{F}.{_name}", f"mindspore.ops.{_name}", rule="FUN007",
         sig=("input", "target", "size_average", "reduce", "reduction", "weight"),
         ms_sig=("input", "target", "reduction"),
         unsupported={**_LOSS_UNSUPPORTED, "weight": "MindSpore's loss has no weight; multiply the "
                      "reduction='none' loss by the weight instead"},
-        returns=TENSOR)
+        values=_LOSS_VALUES, returns=TENSOR)
 
 
 def _bce_weight(site, arg):
@@ -817,7 +861,7 @@ def _reduce_apart(site, new, rule: str):
     """``ops.binary_cross_entropy`` doubles a mean or sum over a single element on 2.10;
     its ``reduction="none"`` values are right, so the port reduces them itself."""
     arg = site.arg("reduction")
-    red = "mean" if arg is None else site.literal(arg.value)
+    red = legacy_reduction(site) or ("mean" if arg is None else site.literal(arg.value))
     if red == "none":
         return new
     if red not in ("mean", "sum"):
@@ -844,11 +888,12 @@ def _bce(site):
 api(f"{F}.binary_cross_entropy", rule="FUN008",
     sig=("input", "target", "weight", "size_average", "reduce", "reduction"),
     rename={"input": "logits", "target": "labels"}, ms_sig=("logits", "labels", "weight", "reduction"),
-    values={"weight": _bce_weight}, unsupported=_LOSS_UNSUPPORTED, handler=_bce, returns=TENSOR)
+    values={"weight": _bce_weight, **_LOSS_VALUES}, unsupported=_LOSS_UNSUPPORTED, handler=_bce,
+    returns=TENSOR)
 api(f"{F}.binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits", rule="FUN008",
     sig=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
     ms_sig=("input", "target", "weight", "pos_weight", "reduction"),
-    unsupported=_LOSS_UNSUPPORTED, returns=TENSOR)
+    unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, returns=TENSOR)
 
 _MODULE_LOSSES = {
     "MSELoss": (("size_average", "reduce", "reduction"), ("reduction",)),
@@ -863,7 +908,7 @@ for _cls, (_sig, _ms_sig) in _MODULE_LOSSES.items():
     if _cls == "BCELoss":
         continue
     api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN014", sig=_sig, ms_sig=_ms_sig,
-        unsupported=dict(_LOSS_UNSUPPORTED), returns=f"module:torch.nn.{_cls}")
+        unsupported=dict(_LOSS_UNSUPPORTED), values=dict(_LOSS_VALUES), returns=f"module:torch.nn.{_cls}")
 
 
 def _bce_module(site):
@@ -873,16 +918,17 @@ def _bce_module(site):
     if site.bound() is None:
         return None
     arg = site.arg("reduction")
-    red = "mean" if arg is None else site.literal(arg.value)
+    legacy = legacy_reduction(site)
+    red = legacy or ("mean" if arg is None else site.literal(arg.value))
+    for name in ("size_average", "reduce"):
+        if site.arg(name) is not None and legacy is None:
+            site.finding("FUN014", f"{name}= {_LEGACY_PROBLEM[1]}", comment=f"{name}= has no MindSpore equivalent")
+            return None
     if red not in ("mean", "sum", "none"):
         site.finding("FUN014", "reduction is not a literal; port nn.BCELoss by hand with "
                      "ops.binary_cross_entropy(..., reduction='none') and reduce the result",
                      comment="reduction not a literal")
         return None
-    for name in ("size_average", "reduce"):
-        if site.arg(name) is not None:
-            site.finding("FUN014", f"{name}= {_DEPRECATED}", comment=f"{name}= has no MindSpore equivalent")
-            return None
     bce = site.code(site.ref("mindspore.ops.binary_cross_entropy"))
     weight = site.arg("weight")
     w = ""

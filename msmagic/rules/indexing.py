@@ -596,8 +596,10 @@ register(
         arrays. MindSpore 2.10 raises IndexError for both. The same advanced indexing
         works with a list and with a MindSpore Tensor, so the port writes
         ``list(range(...))`` and ``mindspore.Tensor(np....)`` where the index is built in
-        the subscript itself. An index array bound to a name earlier cannot be seen here:
-        write ``mindspore.Tensor(idx)`` where a NumPy array is used as an index.
+        the subscript, or bound to a name by the last assignment before it (``idx =
+        np.array(...)``, in the same block or at the top level of an earlier cell). An
+        index array that arrives otherwise (a function's return value, a loop variable)
+        cannot be seen: write ``mindspore.Tensor(idx)`` where a NumPy array is an index.
     """,
     seed="seeds/002 API Comparison › Tensor indexing",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (Tensor indexing)",
@@ -610,11 +612,19 @@ register(
         target = torch.tensor([0, 2, 1])
         picked = scores[range(3), target]
         rows = scores[np.array([2, 0])]
+        order = np.argsort([3, 1, 2])
+        sorted_rows = scores[order]
         cols = scores[:, np.arange(1, 3)]
     """,
 )
 
 _NUMPY_ROOTS = ("np.", "numpy.")
+
+
+#: NumPy functions returning a tuple of index arrays (one per axis): left alone, MindSpore
+#: raises IndexError for them rather than index with one Tensor made of the tuple
+_TUPLES = {"where", "nonzero", "unravel_index", "ix_", "diag_indices", "tril_indices", "triu_indices",
+           "mask_indices", "indices"}
 
 
 @subscript_hook("IDX010")
@@ -626,9 +636,19 @@ def _index_arrays(ctx, original, updated):
     elements = list(updated.slice)
     changed = []
     for i, (old, new) in enumerate(zip(original.slice, updated.slice)):
-        if not isinstance(old.slice, cst.Index) or not isinstance(old.slice.value, cst.Call):
+        if not isinstance(old.slice, cst.Index):
             continue
-        func = ctx.code(old.slice.value.func).strip()
+        call, picked = old.slice.value, False
+        if isinstance(call, cst.Name):  # idx = np.array(...) (or np.where(...)[0]) earlier; x[idx]
+            call = ctx.assigned_value(call.value)
+            while isinstance(call, (cst.Subscript, cst.Attribute)):
+                picked = picked or isinstance(call, cst.Subscript)
+                call = call.value
+        if not isinstance(call, cst.Call):
+            continue
+        func = ctx.code(call.func).strip()
+        if func.rsplit(".", 1)[-1] in _TUPLES and not picked:
+            continue  # a tuple of index arrays: one Tensor of it would index another way
         value = new.slice.value
         if func == "range":
             wrapped = cst.Call(func=cst.Name("list"), args=[cst.Arg(value)])

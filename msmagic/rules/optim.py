@@ -1,7 +1,8 @@
 """Optimizers: ``torch.optim.X(model.parameters(), lr=...)`` becomes a MindSpore optimizer
-Cell over ``model.trainable_params()``: SGD and Adam become the classic ``mindspore.nn``
-optimizers (``learning_rate=``); AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam,
-ASGD and Rprop become their ``mindspore.experimental.optim`` ports, which keep PyTorch's
+Cell over ``model.trainable_params()``: SGD becomes the classic ``mindspore.nn.SGD``
+(``learning_rate=``); Adam becomes experimental AdamW with ``weight_decay=0.0`` (nn.Adam
+when it has L2 weight decay); AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD
+and Rprop become their ``mindspore.experimental.optim`` ports, which keep PyTorch's
 arguments and match its numbers (the classic nn.AdamWeightDecay/RMSProp/Adagrad do not).
 
 Each mapping was verified by driving both optimizers with the same fixed gradients for a
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.spec import api
+from msmagic.engine.spec import ArgSpec, api
 from msmagic.rules._util import is_pure, truthy_literal
 from msmagic.rules.registry import register
 
@@ -73,23 +74,33 @@ register(
 
 register(
     "OPT003",
-    "Adam becomes nn.Adam with betas split into beta1 and beta2",
+    "Adam becomes mindspore.experimental.optim.AdamW with weight_decay=0.0",
     group=GROUP,
     why="""
-        ``nn.Adam`` takes the two decay rates as separate ``beta1``/``beta2`` arguments instead
-        of a ``betas`` tuple, calls ``amsgrad`` ``use_amsgrad``, and adds ``weight_decay`` to
-        the gradient like PyTorch's Adam (L2 penalty, not AdamW's decoupled decay). One
-        detail differs: MindSpore folds the bias corrections into the step size, so its
-        ``eps`` is effectively ``eps / sqrt(1 - beta2^t)`` of PyTorch's. With the usual
-        eps=1e-8 this only matters for gradient entries of about 1e-6 or smaller, which then
-        move less during the first few hundred steps; for ordinary gradients the weights
-        agree to float32 rounding.
+        PyTorch's Adam divides the bias-corrected first moment by ``sqrt(v_t) /
+        sqrt(1 - beta2^t) + eps``. MindSpore's classic ``nn.Adam`` (and
+        ``mindspore.experimental.optim.Adam``, which calls the same kernel) folds both bias
+        corrections into the step size instead, so its ``eps`` acts as ``eps / sqrt(1 -
+        beta2^t)`` of PyTorch's. That is invisible for ordinary gradients but not for the
+        entries whose gradient is about 1e-6 or smaller (dead ReLU units, pixels that are
+        always zero): PyTorch moves them by up to the learning rate, nn.Adam barely moves
+        them, and after a few steps the weights are a learning rate apart.
+        ``mindspore.experimental.optim.AdamW`` computes PyTorch's formula, and with
+        ``weight_decay=0.0`` (its default is 0.01) AdamW *is* Adam: the port uses it, with
+        the same argument names (``lr``, ``betas``, ``eps``, ``amsgrad``, ``maximize``).
+        ``Adam(..., decoupled_weight_decay=True)`` is AdamW with its weight decay.
+        PyTorch's Adam with L2 weight decay (``weight_decay`` > 0) adds ``weight_decay *
+        param`` to the gradient; AdamW cannot do that, so that form becomes ``nn.Adam``
+        (``beta1``/``beta2`` split from ``betas``, ``use_amsgrad``) with a finding about its
+        eps.
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/Adam.md",
     installed_note="""
-        The difference page for Adam does not mention the eps placement; it was measured on
-        MindSpore 2.10 (CPU) by comparing nn.Adam against both update formulas.
+        The difference page for Adam does not mention the eps placement. Measured on
+        MindSpore 2.10 (CPU), five steps on gradients between 1e-12 and 1e-1: nn.Adam and
+        experimental.optim.Adam end 2.4e-3 from torch.optim.Adam at lr=1e-3, experimental
+        AdamW with weight_decay=0.0 ends 3e-8 away (float32 rounding).
     """,
     example="""
         import torch.nn as nn
@@ -97,6 +108,7 @@ register(
 
         model = nn.Linear(4, 2)
         optimizer = optim.Adam(model.parameters(), lr=1e-3, betas=(0.8, 0.99), eps=1e-7)
+        with_l2 = optim.Adam(model.parameters(), lr=1e-3, weight_decay=0.01)
     """,
 )
 
@@ -512,7 +524,8 @@ api("torch.optim.SGD", "mindspore.nn.SGD", rule="OPT001",
     rename={"lr": "learning_rate"}, defaults={"learning_rate": "0.001"},
     unsupported={"maximize": _MAXIMIZE}, handler=_optimizer("OPT001"), **_COMMON)
 
-api("torch.optim.Adam", "mindspore.nn.Adam", rule="OPT003",
+#: torch.optim.Adam with L2 weight decay: the classic nn.Adam (its eps sits elsewhere, OPT003)
+_ADAM_L2 = ArgSpec(
     sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad"),
     ms_sig=("params", "learning_rate", "beta1", "beta2", "eps", "use_locking", "use_nesterov",
             "weight_decay", "loss_scale", "use_amsgrad"),
@@ -521,7 +534,80 @@ api("torch.optim.Adam", "mindspore.nn.Adam", rule="OPT003",
         "maximize": _MAXIMIZE,
         "decoupled_weight_decay": (truthy_literal, "nn.Adam only adds weight decay to the gradient"),
     },
-    handler=_optimizer("OPT003", betas=True), **_COMMON)
+    values={"params": _params}, drop=_DROPPED,
+)
+_ADAM_EPS = ("nn.Adam folds the bias corrections into the step size, so its eps acts as "
+             "eps / sqrt(1 - beta2^t) of PyTorch's: gradient entries of about 1e-6 or smaller move "
+             "less during the first steps. For PyTorch's exact numbers drop weight_decay= (the port is "
+             "then mindspore.experimental.optim.AdamW with weight_decay=0.0) and add the L2 term "
+             "0.5 * weight_decay * sum(p**2) to the loss")
+
+
+def _adam(site):
+    """OPT003: without weight decay, PyTorch's Adam is AdamW with weight_decay=0 (same update
+    to the last bit); with L2 weight decay only nn.Adam takes it (and its eps differs)."""
+    wd = site.arg("weight_decay")
+    if wd is None or site.literal(wd.value, None) in (0, 0.0) or _decoupled(site):
+        new = site.apply(func=site.ref(site.entry.target))
+        site.edit("OPT003", new, detail=site.describe(f"{site.api} -> {site.entry.target}"))
+        return new
+    new = _split_betas(site, site.apply(func=site.ref("mindspore.nn.Adam"), spec=_ADAM_L2))
+    new = _wrap_for_decay(site, new, 0.0)
+    site.edit("OPT003", new, detail=site.describe(f"{site.api} -> mindspore.nn.Adam (L2 weight decay)"))
+    site.finding("OPT003", f"weight_decay={site.code(wd.value).strip()}: {_ADAM_EPS}",
+                 comment="nn.Adam's eps differs from PyTorch's; see rule OPT003")
+    return new
+
+
+def optimizer_construction(site, node):
+    """The original ``torch.optim.X(...)`` call last assigned to the name ``node`` before
+    this statement (this cell or an earlier ported one), and its qualified name."""
+    call = site.assigned_call(node.value) if isinstance(node, cst.Name) else None
+    qual = site.resolve(call.func) if call is not None else None
+    return (call, qual) if qual and qual.startswith("torch.optim.") else (None, None)
+
+
+def ported_to_experimental(site, call, qual) -> bool:
+    """Was the PyTorch optimizer construction ``call`` (of ``qual``) ported to
+    ``mindspore.experimental.optim`` (its rate in ``param_groups``)?"""
+    if qual in EXPERIMENTAL:
+        return True
+    if qual != "torch.optim.Adam" or call is None:
+        return False
+    args = {}
+    for i, a in enumerate(call.args):
+        if a.star:
+            return False
+        key = a.keyword.value if a.keyword is not None else (
+            ("params", "lr", "betas", "eps", "weight_decay")[i] if i < 5 else None)
+        args[key] = a.value
+    decay = args.get("weight_decay")
+    flag = args.get("decoupled_weight_decay")
+    return (decay is None or site.literal(decay, None) in (0, 0.0)
+            or (flag is not None and site.literal(flag, None) is True))
+
+
+def _decoupled(site) -> bool:
+    flag = site.arg("decoupled_weight_decay")
+    return flag is not None and truthy_literal(site, flag)
+
+
+def _zero_decay(site, arg):
+    """weight_decay=0 stays 0.0 (AdamW's default is 0.01); Adam(decoupled_weight_decay=True)
+    is AdamW and keeps its value."""
+    if _decoupled(site) or isinstance(site.literal(arg.value, None), float):
+        return None
+    return site.parse("0.0")
+
+
+api("torch.optim.Adam", "mindspore.experimental.optim.AdamW", rule="OPT003",
+    sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable",
+         "differentiable", "fused", "decoupled_weight_decay"),
+    ms_sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize"),
+    defaults={"weight_decay": "0.0"},
+    values={"params": lambda site, arg: _params_all(site, arg), "weight_decay": _zero_decay},
+    drop={**_DROPPED, "decoupled_weight_decay": "OPT003"},
+    handler=_adam, returns="optimizer")
 
 # ----------------------------------------------------------------------------- experimental
 

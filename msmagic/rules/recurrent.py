@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.build import parse_expression
-from msmagic.engine.spec import api, member, method
+from msmagic.engine.spec import MODULE_CALL, api, member, method
 from msmagic.rules.cells import train_mode
 from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
@@ -167,6 +167,39 @@ register(
     """,
 )
 
+register(
+    "RNN005",
+    "An LSTM's (h, c) state given as a list becomes a tuple",
+    group=GROUP,
+    why="""
+        PyTorch's LSTM unpacks its state ``hx`` as any pair, so code that detaches the
+        state for truncated backpropagation often hands it back as a list
+        (``[s.detach() for s in states]``). MindSpore's ``nn.LSTM`` checks the type and
+        raises a TypeError for anything but a tuple. A list written in the call becomes a
+        tuple; any other state expression is converted with ``tuple(...)`` (a name that may
+        be None stays None: ``None if h is None else tuple(h)``). GRU and RNN take one
+        tensor and are left as they are.
+    """,
+    seed=SEED,
+    reference=DIFF + "LSTM.md",
+    installed_note="""
+        Verified on 2.10: nn.LSTM(x, [h, c]) raises "For 'LSTM', the 'hx' must be Tuple, but
+        got List".
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        lstm = nn.LSTM(3, 4, batch_first=True)
+        x = torch.randn(2, 5, 3)
+        states = (torch.zeros(1, 2, 4), torch.zeros(1, 2, 4))
+        for step in range(2):
+            states = [s.detach() for s in states]
+            out, states = lstm(x, states)
+        h, c = states
+    """,
+)
+
 
 # ----------------------------------------------------------------------------- RNN001
 
@@ -319,3 +352,31 @@ def _is_flatten_call(node) -> bool:
 # kind may be unknown) is a recurrent layer
 method("flatten_parameters", "RNN004", receiver="module", unambiguous=True,
        handler=_flatten_parameters, returns=None)
+
+
+# ----------------------------------------------------------------------------- RNN005
+
+
+def _state_as_tuple(site):
+    """``lstm(x, states)`` -> ``lstm(x, None if states is None else tuple(states))``."""
+    args = list(site.updated.args)
+    at = next((k for k, a in enumerate(args) if a.keyword is not None and a.keyword.value == "hx"),
+              1 if len(args) > 1 and args[1].keyword is None else None)
+    if at is None or any(a.star for a in args):
+        return None
+    value = args[at].value
+    if isinstance(value, cst.Tuple) or (isinstance(value, cst.Name) and value.value == "None"):
+        return None
+    if isinstance(value, cst.List):
+        new_value = cst.Tuple(elements=value.elements, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    else:
+        text = site.code(value).strip()
+        simple = isinstance(value, (cst.Name, cst.Attribute))
+        new_value = parse_expression(f"None if {text} is None else tuple({text})" if simple else f"tuple({text})")
+    args[at] = args[at].with_changes(value=new_value)
+    new = site.updated.with_changes(args=args)
+    site.edit("RNN005", new, detail=f"hx {site.code(value).strip()} -> {site.code(new_value).strip()}")
+    return new
+
+
+method(MODULE_CALL, "RNN005", receiver="module:torch.nn.LSTM", handler=_state_as_tuple, returns=None)

@@ -442,39 +442,16 @@ def _scheduled_optimizer(site):
     return opt
 
 
-def _optimizer_construction(site, node):
-    """The original ``torch.optim.X(...)`` call last assigned to the name ``node`` before
-    this statement (this cell or an earlier ported one), and its qualified name."""
-    if not isinstance(node, cst.Name):
-        return None, None
-    for body, index in reversed(site.blocks):
-        for stmt in reversed(body[:max(index, 0)]):
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
-                        and any(isinstance(t.target, cst.Name) and t.target.value == node.value
-                                for t in small.targets)):
-                    qual = site.resolve(small.value.func)
-                    return (small.value, qual) if qual and qual.startswith(OPTIM) else (None, None)
-    earlier = site.earlier_definition(node.value)
-    if earlier is not None:
-        qual = site.resolve(earlier.func)
-        if qual and qual.startswith(OPTIM):
-            return earlier, qual
-    return None, None
-
-
 def _is_experimental(site, opt_text: str) -> bool:
     """Was the optimizer named ``opt_text`` ported to mindspore.experimental.optim?"""
-    from msmagic.rules.optim import EXPERIMENTAL
+    from msmagic.rules.optim import optimizer_construction, ported_to_experimental
 
     try:
         node = cst.parse_expression(opt_text)
     except Exception:
         return False
-    _, qual = _optimizer_construction(site, node)
-    return qual in EXPERIMENTAL
+    call, qual = optimizer_construction(site, node)
+    return ported_to_experimental(site, call, qual)
 
 
 def _lr_param(site, opt_text: str) -> str:
@@ -494,10 +471,10 @@ def _several_groups(site, opt_text: str) -> bool:
         node = cst.parse_expression(opt_text)
     except Exception:
         return False
-    from msmagic.rules.optim import EXPERIMENTAL
+    from msmagic.rules.optim import optimizer_construction, ported_to_experimental
 
-    call, qual = _optimizer_construction(site, node)
-    if call is None or qual not in EXPERIMENTAL:
+    call, qual = optimizer_construction(site, node)
+    if call is None or not ported_to_experimental(site, call, qual):
         return False
     first = call.args[0].value if call.args else None
     for a in call.args:

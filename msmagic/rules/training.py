@@ -52,7 +52,11 @@ register(
         (``has_aux=True``) so code after the step still sees them. MindSpore 2.10 rejects
         ``has_aux=True`` for a single output, so it is only set when there are aux values.
         Frozen parameters need nothing special: ``optimizer.parameters`` only holds the
-        trainable ones.
+        trainable ones. At the top level of a cell, where the code after the step reads a
+        parameter's gradient
+        (``print(linear.weight.grad)``), it reads ``grad_of[linear.weight]`` from
+        ``grad_of = dict(zip(optimizer.parameters, grads))``: a Parameter hashes by
+        identity, so that is the gradient the step computed for it.
     """,
     seed=SEED + " › nn.Cell gradient / Optimizer Execution and Usage Differences",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.backward)",
@@ -170,12 +174,14 @@ register(
     group=GROUP,
     finding_only=True,
     why="""
-        The rewrite needs one block holding the whole step: the backward call(s), exactly
-        one ``optimizer.step()`` and a ``zero_grad()``, with the loss computed by plain
-        assignments in the same block. The block may be a loop body, a function body or
-        the top level of a cell. Otherwise (gradients accumulated over several
+        The rewrite needs one block holding the whole step: the backward call(s), one
+        ``optimizer.step()`` (or several complete steps, TRN007) and a ``zero_grad()``, with
+        the loss computed by plain assignments in the same block. The block may be a loop
+        body, a function body or the top level of a cell; at the top level ``zero_grad()``
+        may be missing when the model and its optimizer are built in the same cell (no
+        ``.grad`` can hold anything yet). Otherwise (gradients accumulated over several
         iterations, a step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to
-        ``.grad``, two optimizers, a loss computed in an earlier cell, ``backward()`` with
+        ``.grad``, a loss computed in an earlier cell, ``backward()`` with
         no step, whose gradients PyTorch leaves in ``.grad`` for the code to read) the
         statements are left as they are and the line where the rewrite fails is flagged.
         To port it by hand: move the loss computation into a function, build ``grad_fn =
@@ -267,6 +273,65 @@ register(
     """,
 )
 
+register(
+    "TRN007",
+    "Several optimizer steps in one loop body: a forward function for each",
+    group=GROUP,
+    why="""
+        A GAN trains two networks in one loop body: the discriminator's loss, its
+        ``backward()`` and ``d_optimizer.step()``, then the generator's loss, its
+        ``backward()`` and ``g_optimizer.step()``. In PyTorch each ``backward()`` fills the
+        ``.grad`` of every parameter the loss depends on (the generator's too, for the
+        discriminator's loss on fake images), and ``zero_grad()`` before each backward keeps
+        one step's gradients out of the other. MindSpore differentiates a function with
+        respect to named parameters, so each step becomes its own forward function (the
+        statements since the previous step that its loss depends on) and its own
+        ``value_and_grad`` over that optimizer's parameters: the discriminator's gradients
+        are taken only for the discriminator, as ``d_optimizer.step()`` only applied those.
+        Each step must be complete on its own (zero_grad, forward, backward, step);
+        otherwise the block is flagged (TRN004). A helper such as ``reset_grad()`` whose
+        body only calls ``zero_grad()`` counts as a zero_grad where it is called, and its
+        body becomes ``pass``: MindSpore's gradients are fresh values, there is nothing to
+        clear.
+    """,
+    seed=SEED + " › Optimizer Execution and Usage Differences",
+    example="""
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        D = nn.Sequential(nn.Linear(4, 8), nn.LeakyReLU(0.2), nn.Linear(8, 1), nn.Sigmoid())
+        G = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 4), nn.Tanh())
+        criterion = nn.BCELoss()
+        d_optimizer = torch.optim.Adam(D.parameters(), lr=0.01)
+        g_optimizer = torch.optim.Adam(G.parameters(), lr=0.01)
+        data = torch.linspace(-1, 1, 24).reshape(6, 4)
+        noise = torch.linspace(-1, 1, 12).reshape(6, 2)
+        real_labels = torch.ones(6, 1)
+        fake_labels = torch.zeros(6, 1)
+
+        def reset_grad():
+            d_optimizer.zero_grad()
+            g_optimizer.zero_grad()
+
+        for step in range(3):
+            outputs = D(data)
+            d_loss_real = criterion(outputs, real_labels)
+            fake_images = G(noise)
+            d_loss_fake = criterion(D(fake_images), fake_labels)
+            d_loss = d_loss_real + d_loss_fake
+            reset_grad()
+            d_loss.backward()
+            d_optimizer.step()
+
+            fake_images = G(noise)
+            g_loss = criterion(D(fake_images), real_labels)
+            reset_grad()
+            g_loss.backward()
+            g_optimizer.step()
+    """,
+)
+
 
 # ----------------------------------------------------------------------------- analysis
 
@@ -350,6 +415,48 @@ def _method_name(call) -> Optional[str]:
     return call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
 
 
+def _zeroed_by_helper(ctx, call) -> Optional[list]:
+    """For ``reset_grad()``, a call of a function of this cell or an earlier one whose body
+    only calls ``X.zero_grad()``: the receivers it zeroes; None for any other call."""
+    if call is None or type(call.func) is not cst.Name or call.args:
+        return None
+    memo = ctx.scratch("training").setdefault("zero_helpers", {})
+    name = call.func.value
+    if name not in memo:
+        memo[name] = _zero_helper_receivers(ctx.function_definition(name))
+    return memo[name]
+
+
+def _zero_helper_receivers(fdef) -> Optional[list]:
+    if fdef is None or fdef.params.params or fdef.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) \
+            or not isinstance(fdef.body, cst.IndentedBlock):
+        return None
+    receivers = []
+    for k, stmt in enumerate(fdef.body.body):
+        c = _call_of(stmt)
+        if c is None and k == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString):
+            continue  # a docstring
+        if _method_name(c) != "zero_grad" or any(a.keyword is None or a.keyword.value != "set_to_none"
+                                                 for a in c.args):
+            return None
+        receivers.append(_code(c.func.value).strip())
+    return receivers or None
+
+
+def _role_name(ctx, call) -> Optional[str]:
+    """The method name of a step's call; ``zero_grad`` for a call of a zeroing helper."""
+    name = _method_name(call)
+    if name is None and _zeroed_by_helper(ctx, call) is not None:
+        return "zero_grad"
+    return name
+
+
+def _callee(call) -> str:
+    """``optimizer`` for ``optimizer.step()``; ``reset_grad`` for ``reset_grad()``."""
+    return _code(call.func.value if isinstance(call.func, cst.Attribute) else call.func).strip()
+
+
 def _names(node, ctx) -> list[str]:
     """Names read (ast.Load) or bound (ast.Store) in a statement, in order."""
     tree = ast.parse(textwrap.dedent(_code(node)).strip() + "\n")
@@ -394,6 +501,11 @@ class _Plan:
     calls: dict = field(default_factory=dict)  # statement index -> its call, for the roles
     #: a manual update of the parameters from their .grad instead of optimizer.step()
     manual: Optional["_Manual"] = None
+    #: several optimizers stepping in one block (a GAN): the plan of each step, with the
+    #: statement indices of the block
+    segments: list = field(default_factory=list)
+    #: statements after the backward that read a parameter's ``.grad``
+    grad_reads: list = field(default_factory=list)
 
     def position(self, call) -> Optional[int]:
         """Index of the statement whose call (with a role) is ``call``."""
@@ -491,6 +603,136 @@ def _bound_read(ctx, stmt) -> tuple[set, set]:
     if hit is None:
         hit = memo[id(stmt)] = _fast_names(stmt)
     return hit
+
+
+def _leave_leaf_backwards(ctx, stmts, p) -> None:
+    """A block with backward() calls of both kinds (``y.backward()`` of requires_grad
+    tensors, which the autograd rules port, and a model's ``loss.backward()``, a
+    notebook's autograd demo followed by a training step): the first kind is no part of
+    the training step."""
+    if len(p.backs) < 2 or not _leaves(ctx, stmts):
+        return
+    leafy = [i for i, r in p.index.items() if r == "backward" and _reaches_leaf(ctx, stmts, p, i)]
+    if not leafy or len(leafy) == len(p.backs):
+        return
+    gone = [p.calls[i] for i in leafy]
+    p.backs = [b for b in p.backs if not any(b is g for g in gone)]
+    for i in leafy:
+        del p.index[i], p.calls[i]
+
+
+def _reads_grad(stmt) -> bool:
+    return any(type(n) is cst.Attribute and n.attr.value == "grad" and type(n.value) is cst.Attribute
+               for n in descendants(stmt))
+
+
+class _GradReads(cst.CSTTransformer):
+    """``model.fc.weight.grad`` -> ``grad_of[model.fc.weight]``."""
+
+    def __init__(self, table: str):
+        super().__init__()
+        self.table = table
+
+    def leave_Attribute(self, original_node, updated_node):
+        if updated_node.attr.value == "grad" and isinstance(updated_node.value, cst.Attribute):
+            return cst.Subscript(value=cst.Name(self.table),
+                                 slice=[cst.SubscriptElement(cst.Index(updated_node.value))])
+        return updated_node
+
+
+def _grad_lookup(ctx, p, stmts, opt: str, grads: str) -> list:
+    """``grad_of = dict(zip(optimizer.parameters, grads))`` after the step's call when
+    later statements read a parameter's ``.grad`` (a Parameter hashes by identity)."""
+    state = ctx.scratch("training").setdefault("top_step", {})
+    if not p.grad_reads:
+        return []
+    name = ctx.fresh_name("grad_of")
+    state["grad_of"] = name
+    return [_stmt(f"{name} = dict(zip({opt}.parameters, {grads}))\n")]
+
+
+def _read_grads(ctx, original, updated, table: str):
+    new = updated.visit(_GradReads(table))
+    ctx.edit("TRN001", new, api="Tensor.grad",
+             detail=f"param.grad -> {table}[param]: the gradient the step computed for that parameter")
+    return new
+
+
+def _reaches_leaf(ctx, stmts, p, i: int) -> bool:
+    """Does the backward of statement ``i`` differentiate a ``requires_grad`` tensor? Its
+    values are followed back through the block (a plain assignment ends a name's trail)
+    to a statement creating one, or to a name an enclosing block creates as one."""
+    needed = set(_names(p.calls[i].func.value, ast.Load))
+    for k in range(i - 1, -1, -1):
+        if k in p.index:
+            continue
+        bound, read = _bound_read(ctx, stmts[k])
+        hit = bound & needed
+        if not hit:
+            continue
+        if any(_marks_leaf(n) for n in descendants(stmts[k])):
+            return True
+        if isinstance(stmts[k], cst.SimpleStatementLine) and all(
+                isinstance(small, cst.Assign) for small in stmts[k].body):
+            needed -= hit
+        needed |= read
+    outer = ctx.blocks[:-1] if ctx.blocks and ctx.blocks[-1][0] is stmts else ctx.blocks
+    return bool(needed & set().union(set(), *(_leaves(ctx, b) for b, _ in outer)))
+
+
+def _fresh_parameters(ctx, stmts, step_call, first_back: int) -> bool:
+    """A step at the top level of a cell with no zero_grad(): nothing can accumulate when
+    the optimizer was built in this cell on ``model.parameters()`` of a model also built
+    here, and no backward() ran in between (their ``.grad`` are still None)."""
+    opt = step_call.func.value if step_call is not None else None
+    if not isinstance(opt, cst.Name):
+        return False
+    classes = {s.name.value for s in stmts if isinstance(s, cst.ClassDef)}
+    made, opt_at, model = {}, None, None
+    for i, s in enumerate(stmts[:first_back]):
+        if any(_is_backward_call(n) for n in descendants(s)):
+            made.clear()  # what was built before has gradients now
+            opt_at = None
+            continue
+        if not isinstance(s, cst.SimpleStatementLine):
+            continue
+        for small in s.body:
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name) and isinstance(small.value, cst.Call)):
+                continue
+            name, call = small.targets[0].target.value, small.value
+            qual = ctx.resolve(call.func) or ""
+            if (qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper()) or (
+                    isinstance(call.func, cst.Name) and call.func.value in classes):
+                made[name] = i
+            elif name == opt.value and qual.startswith("torch.optim.") and call.args:
+                first = call.args[0].value
+                if (isinstance(first, cst.Call) and not first.args and isinstance(first.func, cst.Attribute)
+                        and first.func.attr.value == "parameters" and isinstance(first.func.value, cst.Name)):
+                    opt_at, model = i, first.func.value.value
+                else:
+                    opt_at = None
+    return opt_at is not None and model in made and made[model] < opt_at
+
+
+def _interleaved(ctx, stmts, p, forward: list, last_back: int) -> list:
+    """The forward statements, with the statements among them that read a value a later
+    forward statement rebinds (``real_score = outputs`` before ``outputs = D(fake)``):
+    left in the loop they would run after the forward function and see the last value."""
+    if not forward:
+        return forward
+    fwd = set(forward)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(min(fwd) + 1, last_back):
+            if i in fwd or i in p.index:
+                continue
+            read = _bound_read(ctx, stmts[i])[1]
+            if any(read & _bound_read(ctx, stmts[j])[0] for j in fwd if j > i):
+                fwd.add(i)
+                changed = True
+    return sorted(fwd)
 
 
 def _is_plain(stmt) -> bool:
@@ -620,7 +862,7 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
     for i, r in p.index.items():
         if r == "zero":
             c = p.calls[i]
-            if _code(c.func.value).strip() != module or first_back < i < found.index or c.args:
+            if _callee(c) != module or first_back < i < found.index or c.args:
                 return None
             found.zeroed = True
         elif r in ("clip", "step"):
@@ -631,10 +873,15 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
 def _plan(ctx, stmts, top: bool = False) -> _Plan:
     p = _Plan(top=top)
     calls = [_call_of(s) for s in stmts]
-    zero_recvs = {_code(c.func.value).strip() for c in calls if _method_name(c) == "zero_grad"}
+    zero_recvs = set()
+    for c in calls:
+        if _method_name(c) == "zero_grad":
+            zero_recvs.add(_code(c.func.value).strip())
+        else:
+            zero_recvs.update(_zeroed_by_helper(ctx, c) or ())
     steps = []
     for i, c in enumerate(calls):
-        name = _method_name(c)
+        name = _role_name(ctx, c)
         if name == "backward":
             p.backs.append(c)
             p.index[i] = "backward"
@@ -649,6 +896,7 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
             p.index[i] = "clip"
         if i in p.index:
             p.calls[i] = c
+    _leave_leaf_backwards(ctx, stmts, p)
     if not p.backs:
         if (steps or p.zero) and not _cell_has_backward(ctx) and not any(c.args for _, c in steps):
             p.noop = True
@@ -665,21 +913,18 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     first_back = min(i for i, r in p.index.items() if r == "backward")
     last_back = max(i for i, r in p.index.items() if r == "backward")
     found = _slice(ctx, stmts, p, last_back)
-    forward = _top_forward(ctx, stmts, found) if top else found
+    forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else found, last_back)
     compound = not all(_is_plain(stmts[i]) for i in forward)
     fbound, fread = set(), set()
     for i in forward:
         bound, read = _bound_read(ctx, stmts[i])
         fbound |= bound
         fread |= read
-    reads = set().union(*(_names(c.func.value, ast.Load) for c in p.backs))
-    for i in found:
-        reads |= _bound_read(ctx, stmts[i])[1]
-    p.grd = bool(reads & _leaves(ctx, stmts))
+    p.grd = bool(_leaves(ctx, stmts)) and any(
+        _reaches_leaf(ctx, stmts, p, i) for i, r in p.index.items() if r == "backward")
     back = p.backs[0]
     if len(steps) > 1:
-        p.problem = (back, "several optimizer.step() calls in one block", _STEP_COMMENT)
-        return p
+        return _several_steps(ctx, stmts, p, [i for i, _ in steps], top)
     if not steps:
         if p.grd:  # the autograd rules port the backward (or flag it)
             return p
@@ -698,14 +943,21 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
         p.problem = (p.step, "optimizer.step(closure) has no MindSpore counterpart",
                      "step(closure) not ported")
         return p
-    elif not p.zero:
+    elif not p.zero and top and not _fresh_parameters(ctx, stmts, p.step, first_back):
+        p.problem = (back, "no zero_grad() before this step and the model is not built in this cell: "
+                     "PyTorch adds these gradients to any an earlier backward() left in .grad, "
+                     "MindSpore's grad_fn returns fresh ones; call optimizer.zero_grad() first if "
+                     "nothing is meant to accumulate",
+                     "gradients may accumulate from earlier cells; see rule TRN004")
+        return p
+    elif not p.zero and not top:
         p.problem = (back, "no zero_grad() in this block: PyTorch lets the gradients accumulate across "
                      "iterations, MindSpore's grad_fn returns fresh ones; add zero_grad() or sum the "
                      "grads tuples by hand",
                      "gradients accumulate across iterations; port by hand (rule TRN004)")
         return p
     zero_i = [i for i, r in p.index.items() if r == "zero"]
-    if p.manual is None and (len(zero_i) > 1 or first_back < zero_i[0] < step_i):
+    if p.manual is None and zero_i and (len(zero_i) > 1 or first_back < zero_i[0] < step_i):
         p.problem = (p.zero[0], "zero_grad() between backward() and step() (or called twice): the "
                      "step does not use the gradients of this block's loss", "zero_grad placement not ported")
         return p
@@ -768,8 +1020,54 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                              _STEP_COMMENT)
                 return p
             p.between.append(i)
+    p.grad_reads = [i for i in range(last_back + 1, len(stmts))
+                    if i not in p.index and ".grad" in _code(stmts[i]) and _reads_grad(stmts[i])]
     p.rewrite = True
     return p
+
+
+def _several_steps(ctx, stmts, p, step_at: list, top: bool) -> _Plan:
+    """Several ``optimizer.step()`` calls in one block (a GAN's discriminator and
+    generator): each step, with the statements since the previous one, must be a
+    training step of its own (zero_grad, forward, backward, step); each becomes its own
+    forward function and value_and_grad (TRN007)."""
+    if top:
+        p.problem = (p.backs[0], "several optimizer.step() calls at the top level of a cell: put the "
+                     "steps in a loop or function body", _STEP_COMMENT)
+        return p
+    segments, lo = [], 0
+    for at in step_at:
+        seg = _plan(ctx, stmts[lo:at + 1])
+        if seg.problem:
+            p.problem = seg.problem
+            return p
+        if not seg.rewrite or seg.manual is not None or seg.grd:
+            p.problem = (p.calls[at], "several optimizer.step() calls in one block, and the statements "
+                         "before this one are not a training step of their own (zero_grad, forward, "
+                         "backward, step)", _STEP_COMMENT)
+            return p
+        segments.append(_shifted(seg, lo))
+        lo = at + 1
+    late = [i for i in p.index if i > step_at[-1]]
+    if late:
+        p.problem = (p.calls[late[0]], "zero_grad()/backward() after the last optimizer.step() of the block",
+                     _STEP_COMMENT)
+        return p
+    p.segments = segments
+    p.forward = sorted(i for seg in segments for i in seg.forward)
+    p.clips = [c for seg in segments for c in seg.clips]
+    p.step = segments[0].step
+    p.rewrite = True
+    return p
+
+
+def _shifted(seg: _Plan, lo: int) -> _Plan:
+    """A plan of ``stmts[lo:...]`` with the indices of the whole block."""
+    seg.index = {i + lo: r for i, r in seg.index.items()}
+    seg.calls = {i + lo: c for i, c in seg.calls.items()}
+    seg.forward = [i + lo for i in seg.forward]
+    seg.clips = [(i + lo, c) for i, c in seg.clips]
+    return seg
 
 
 def _literal(node):
@@ -1002,6 +1300,8 @@ def _training_step(ctx, original, updated):
             break
     varying = set().union(*(_varying(o) for o in owners))
     replace, drop = {}, set()
+    built = []  # (plan of one step, its _Step, optimizer text)
+    blank: dict = {}  # first forward statement -> the blank lines above it
     if p.manual is not None:
         m = p.manual
         found = _find(ctx, new_body, [m.loop, *m.zero_calls])
@@ -1017,14 +1317,27 @@ def _training_step(ctx, original, updated):
         replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], module, step.grads)
         drop.update(zero_js)
         _forget(ctx, [m.loop.iter, *m.zero_calls])
+        built.append((p, step, None))
     else:
-        step_i = next(i for i, r in p.index.items() if r == "step")
-        opt = _code(new_body[where[step_i]].body[0].value.func.value).strip()
-        step = _build(ctx, p, stmts, [new_body[where[i]] for i in p.forward], varying,
-                      f"{opt}.parameters", f"{opt}(grads) steps")
+        for seg in p.segments or [p]:
+            step_i = next(i for i, r in seg.index.items() if r == "step")
+            opt = _code(new_body[where[step_i]].body[0].value.func.value).strip()
+            lines = [new_body[where[i]] for i in seg.forward]
+            if lines:  # blank lines above the forward pass stay in the loop, comments move with it
+                lead = list(lines[0].leading_lines)
+                k = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
+                lines[0] = lines[0].with_changes(leading_lines=lead[k:])
+                blank[seg.forward[0]] = lead[:k]
+            step = _build(ctx, seg, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
+            built.append((seg, step, opt))
     # the loop body
     _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
-    first_fwd = p.forward[0] if p.forward else min(i for i, r in p.index.items() if r == "backward")
+    owner_of, firsts = {}, {}
+    for seg, step, opt in built:
+        for i in [*seg.index, *seg.forward]:
+            owner_of[i] = (seg, step, opt)
+        first = seg.forward[0] if seg.forward else min(i for i, r in seg.index.items() if r == "backward")
+        firsts[first] = (seg, step, opt)
     origin = {j: i for i, j in where.items()}
     out = []
     for j, u in enumerate(new_body):
@@ -1037,10 +1350,17 @@ def _training_step(ctx, original, updated):
         if i is None:
             out.append(u)
             continue
-        role = p.index.get(i)
-        if i == first_fwd:
-            out.append(step.call.with_changes(leading_lines=u.leading_lines if i not in p.forward else ()))
-        elif i in p.forward or role in ("zero", "backward"):
+        if i in firsts:
+            seg, step, _ = firsts[i]
+            out.append(step.call.with_changes(
+                leading_lines=u.leading_lines if i not in seg.forward else blank.get(i, ())))
+            continue
+        if i not in owner_of:
+            out.append(u)
+            continue
+        seg, step, opt = owner_of[i]
+        role = seg.index.get(i)
+        if i in seg.forward or role in ("zero", "backward"):
             continue
         elif role == "clip":
             out.append(_clip(ctx, stmts[i], u, step.grads).with_changes(leading_lines=u.leading_lines))
@@ -1049,9 +1369,16 @@ def _training_step(ctx, original, updated):
                 leading_lines=u.leading_lines, trailing_whitespace=u.trailing_whitespace))
         else:
             out.append(u)
-    _log(ctx, p, step)
+    defs = []
+    for seg, step, opt in built:
+        _log(ctx, seg, step)
+        defs += [step.fn.with_changes(leading_lines=()) if not defs else step.fn, step.gfn]
+    if len(built) > 1:
+        ctx.edit("TRN007", None, node=p.backs[1], api="optimizer.step()",
+                 detail=f"{len(built)} optimizer steps in one block: one forward function and "
+                        "value_and_grad each")
     new = updated.with_changes(body=updated.body.with_changes(body=out))
-    defs = [step.fn.with_changes(leading_lines=()), step.gfn] + (hoisted or [])
+    defs += hoisted or []
     if len(owners) > 1:  # defined before the outermost loop: stash them with it
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
@@ -1145,13 +1472,15 @@ def _step_line(ctx, original, updated):
         return updated
     stmts, index = ctx.blocks[-1]
     c = _call_of(original)
-    name = _method_name(c)
+    name = _role_name(ctx, c)
     if name not in ("step", "zero_grad", "backward") and not (c is not None and ctx.resolve(c.func) in CLIPS):
         if ctx.depth == 0 and _cell_has_backward(ctx):
             p = _analyse(ctx, stmts)
             if p.rewrite and p.top and (index in p.forward or index in p.between):
                 _lines(ctx)[index] = _format_line(ctx, original, updated)
                 return cst.RemovalSentinel.REMOVE
+            if p.rewrite and p.top and index in p.grad_reads:
+                return _read_grads(ctx, original, updated, ctx.scratch("training")["top_step"]["grad_of"])
         return updated
     p = _analyse(ctx, stmts)
     i = p.position(c)
@@ -1160,6 +1489,11 @@ def _step_line(ctx, original, updated):
     role = p.index[i]
     if p.noop:
         return _drop(ctx, p, original, updated, name)
+    owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
+    if (role == "zero" and not p.backs and isinstance(owner, cst.FunctionDef) and not ctx.classes
+            and len(p.index) == len(stmts) - _docstring(stmts) and _zero_helper_receivers(owner) is not None):
+        return _drop(ctx, p, original, updated, name, rule="TRN007",
+                     why=f"{owner.name.value}() only clears gradients; MindSpore's grad_fn returns fresh ones")
     if p.problem:
         if p.problem[0] is c:
             _, reason, comment = p.problem
@@ -1174,7 +1508,6 @@ def _step_line(ctx, original, updated):
                         "autograd rules); MindSpore optimizers have no zero_grad()/step(): apply the "
                         "gradients by hand", node=c, api=f".{name}()", comment=f"{name}() not ported")
         return updated
-    owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
     if isinstance(owner, _LOOPS) or (isinstance(owner, cst.FunctionDef) and not ctx.classes):
         return updated  # the loop / function hook rewrites the step
     if p.top:
@@ -1187,18 +1520,26 @@ def _step_line(ctx, original, updated):
     return updated
 
 
-def _drop(ctx, p, original, updated, name):
-    """A no-op ``step()`` / ``zero_grad()`` (no backward in the cell): removed."""
+def _docstring(stmts) -> int:
+    """1 when the block starts with a docstring, else 0."""
+    first = stmts[0] if stmts else None
+    return int(isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+               and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, cst.SimpleString))
+
+
+def _drop(ctx, p, original, updated, name, rule="TRN006",
+          why="no backward() in the cell, nothing to apply or clear"):
+    """A no-op ``step()`` / ``zero_grad()`` (no backward in the cell, or the body of a
+    function that only clears gradients): removed."""
     c = _call_of(original)
-    recv = _code(c.func.value).strip()
-    ctx.edit("TRN006", None, node=c, api=f".{name}()",
-             detail=f"{recv}.{name}() removed: no backward() in the cell, nothing to apply or clear")
+    what = f"{_callee(c)}.{name}()" if isinstance(c.func, cst.Attribute) else f"{_callee(c)}()"
+    ctx.edit(rule, None, node=c, api=f".{name}()", detail=f"{what} removed: {why}")
     if ctx.depth == 0:
         ctx.carry_lines(updated.leading_lines)
         return cst.RemovalSentinel.REMOVE
     stmts, index = ctx.blocks[-1]
     dropped = {i for i, r in p.index.items() if r in ("step", "zero")}
-    if len(dropped) < len(stmts) or index != min(dropped):
+    if _docstring(stmts) or len(dropped) < len(stmts) or index != min(dropped):
         return cst.RemovalSentinel.REMOVE
     return updated.with_changes(body=[cst.Pass()])  # the first statement of an emptied block
 
@@ -1239,10 +1580,11 @@ def _top_step(ctx, p, stmts, i, original, updated):
         varying = set().union(*(_bound_read(ctx, stmts[k])[0] for k in p.forward))
         step = _build(ctx, p, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
         state.update(grads=step.grads, opt=opt)
+        lookup = _grad_lookup(ctx, p, stmts, opt, step.grads)
         _log(ctx, p, step)
         fn = step.fn.with_changes(leading_lines=[*lead, *updated.leading_lines])
         call = step.call.with_changes(trailing_whitespace=updated.trailing_whitespace)
-        return cst.FlattenSentinel([fn, step.gfn, call, *[kept[k] for k in p.between]])
+        return cst.FlattenSentinel([fn, step.gfn, call, *lookup, *[kept[k] for k in p.between]])
     if role == "clip":
         return _clip(ctx, original, updated, state["grads"]).with_changes(leading_lines=updated.leading_lines)
     return _stmt(f"{state['opt']}({state['grads']})\n").with_changes(

@@ -120,7 +120,7 @@ def test_optimizer_state_saved_as_a_cell():
             import torch
             import torch.nn as nn
             model = nn.Linear(2, 1)
-            optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
             torch.save(optimizer.state_dict(), path)
             optimizer.load_state_dict(torch.load(path))
             sd = optimizer.state_dict()
@@ -129,10 +129,31 @@ def test_optimizer_state_saved_as_a_cell():
             import mindspore
             import mindspore.nn as nn
             model = nn.Dense(2, 1)
-            optimizer = mindspore.nn.Adam(model.trainable_params(), learning_rate=0.01)
+            optimizer = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.01, momentum=0.9)
             mindspore.save_checkpoint(optimizer, path)
             mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint(path if path.endswith('.ckpt') else path + '.ckpt'))
             sd = optimizer.parameters_dict()
         """,
+        edits={"CKP002", "CKP003", "IMP001", "LAY001", "OPT001", "OPT002"},
+    )
+
+
+def test_experimental_optimizer_state_load_flags_its_rates():
+    assert_ports(
+        """
+            import torch
+            import torch.nn as nn
+            model = nn.Linear(2, 1)
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+            optimizer.load_state_dict(torch.load(path))
+        """,
+        """
+            import mindspore
+            import mindspore.nn as nn
+            model = nn.Dense(2, 1)
+            optimizer = mindspore.experimental.optim.AdamW(model.trainable_params(), lr=0.01, weight_decay=0.0)
+            mindspore.load_param_into_net(optimizer, mindspore.load_checkpoint(path if path.endswith('.ckpt') else path + '.ckpt'))  # msmagic: CKP003 learning rates are not restored; see rule CKP003
+        """,
         edits={"CKP002", "CKP003", "IMP001", "LAY001", "OPT002", "OPT003"},
+        findings={"CKP003"},
     )

@@ -78,7 +78,7 @@ def test_no_grad_block_before_the_step_keeps_its_comment():
             import mindspore
             import mindspore.nn as nn
             model = nn.Dense(3, 1)
-            optimizer = mindspore.nn.Adam(model.trainable_params(), learning_rate=0.01)
+            optimizer = mindspore.experimental.optim.AdamW(model.trainable_params(), lr=0.01, weight_decay=0.0)
             def forward_fn():
                 loss = (model(X) - y).pow(2).mean()
                 return loss

@@ -163,3 +163,36 @@ def test_typed_legacy_constructors():
         edits={"DAT007", "IMP001", "TNS005"},
         findings={"DAT007"},
     )
+
+
+def test_index_arrays_bound_earlier_become_tensors_where_they_index():
+    assert_ports(
+        """
+            import numpy as np
+            import torch
+            x = torch.arange(12.0).reshape(3, 4)
+            a = np.array([0.1, 0.9, 0.3])
+            i = np.argmax(a)
+            idx = np.where(a > 0.2)[0]
+            order = np.argsort(a)
+            row = x[i]
+            sel = x[idx]
+            both = x[np.nonzero(a > 0.2)]
+            for order in [[0, 1]]:
+                y = x[order]
+        """,
+        """
+            import numpy as np
+            import mindspore
+            x = mindspore.ops.arange(12.0).reshape(3, 4)
+            a = np.array([0.1, 0.9, 0.3])
+            i = np.argmax(a)
+            idx = np.where(a > 0.2)[0]
+            order = np.argsort(a)
+            row = x[mindspore.Tensor(i)]
+            sel = x[mindspore.Tensor(idx)]
+            both = x[np.nonzero(a > 0.2)]
+            for order in [[0, 1]]:
+                y = x[order]
+        """,
+    )

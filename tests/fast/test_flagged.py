@@ -264,11 +264,15 @@ def test_cross_entropy_size_average():
             import torch
             import torch.nn.functional as F
             loss = F.cross_entropy(logits, target, None, None, 1)
+            summed = F.cross_entropy(logits, target, None, False, 1)
+            flagged = F.cross_entropy(logits, target, size_average=mean)
         """,
         """
             import mindspore
             import mindspore.ops as F
-            loss = F.cross_entropy(logits, target, None, 1)  # msmagic: FUN006 size_average= has no MindSpore equivalent, removed
+            loss = F.cross_entropy(logits, target, None, 1)
+            summed = F.cross_entropy(logits, target, None, reduction='sum', ignore_index=1)
+            flagged = F.cross_entropy(logits, target)  # msmagic: FUN006 size_average= has no MindSpore equivalent, removed
         """,
         edits={"FUN006", "IMP001"},
         findings={"FUN006"},
@@ -281,14 +285,15 @@ def test_loss_layer_size_average():
             import torch
             import torch.nn as nn
             c = nn.MSELoss(size_average=False)
+            d = nn.NLLLoss(None, True, -100, False)
         """,
         """
             import mindspore
             import mindspore.nn as nn
-            c = nn.MSELoss()  # msmagic: FUN014 size_average= has no MindSpore equivalent, removed
+            c = nn.MSELoss(reduction='sum')
+            d = nn.NLLLoss(None, reduction='none', ignore_index=-100)
         """,
         edits={"FUN014", "IMP001"},
-        findings={"FUN014"},
     )
 
 

@@ -439,3 +439,44 @@ def test_a_later_cell_knows_the_ecosystem_imports_of_an_earlier_one():
     r = msmagic.port("t = T.ToTensor()\nsummary(net)\n", session=session)
     assert r.code.startswith("import mindspore.dataset.vision as T\n") or "T.ToTensor()" in r.code
     assert finding_ids(r) == {"ECO001", "ECO004"}
+
+
+def test_device_and_dtype_as_types_become_str_and_mindspore_type():
+    assert_ports(
+        """
+            import torch
+            def f(x: torch.Tensor, dev: torch.device, dt: torch.dtype = torch.float32) -> torch.Tensor:
+                return isinstance(dev, torch.device) and isinstance(dt, torch.dtype)
+        """,
+        """
+            import mindspore
+            def f(x: mindspore.Tensor, dev: str, dt: mindspore.Type = mindspore.float32) -> mindspore.Tensor:
+                return isinstance(dev, str) and isinstance(dt, mindspore.Type)
+        """,
+    )
+
+
+def test_a_layer_attribute_named_like_a_tensor_method_is_a_layer_call():
+    assert_ports(
+        """
+            import torch.nn as nn
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = nn.Linear(2, 2)
+                    self.outer = nn.Linear(2, 2)
+                def forward(self, x):
+                    return self.outer(self.inner(x))
+        """,
+        """
+            import mindspore.nn as nn
+            class Net(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = nn.Dense(2, 2)
+                    self.outer = nn.Dense(2, 2)
+                    self.set_train()
+                def construct(self, x):
+                    return self.outer(self.inner(x))
+        """,
+    )

@@ -64,3 +64,19 @@ def flagged(src, rule, comment):
     assert comment in r.code, r.code
     cst.parse_module(r.code)
     return r
+
+
+def parity_cells(shell, cells, options: str = "") -> tuple[list, list]:
+    """Run each cell under ``%%ms_parity`` in ``shell`` as a user does, one after the
+    other; (reports, what each cell printed). Every report must be ok."""
+    from IPython.utils.capture import capture_output
+
+    reports, printed = [], []
+    for i, cell in enumerate(cells):
+        with capture_output() as captured:
+            shell.run_cell_magic("ms_parity", f"-o report_{i} {options}".strip(), cell)
+        rep = shell.user_ns[f"report_{i}"]
+        reports.append(rep)
+        printed.append(captured.stdout)
+        assert rep.ok, (i, rep.summary(), captured.stdout[-2000:])
+    return reports, printed

@@ -7,12 +7,10 @@ metrics and trained weights must agree. The last test runs a whole course notebo
 import mindspore as ms
 import numpy as np
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
 
 import msmagic
 from msmagic.parity_check import ms_name_for, run_pair, to_numpy
-from tests.rules.support import findings, rules, src
+from tests.rules.support import findings, parity_cells, rules, src
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -311,27 +309,13 @@ NOTEBOOK = [
 
 
 @pytest.fixture
-def ip(tmp_path, monkeypatch):
+def ip(parity_shell, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the checkpoint cell writes files
-    shell = InteractiveShell.instance()
-    shell.reset(new_session=False)
-    shell.run_line_magic("load_ext", "msmagic")
-    shell.run_line_magic("ms_shadow", "--clear")
-    yield shell
-    shell.run_line_magic("ms_shadow", "--clear")
-    shell.run_line_magic("unload_ext", "msmagic")
-    shell.reset(new_session=False)
+    return parity_shell
 
 
 def test_course_notebook_cell_by_cell_in_one_shell(ip, tmp_path):
-    reports, printed = [], []
-    for i, cell in enumerate(NOTEBOOK):
-        with capture_output() as captured:
-            ip.run_cell_magic("ms_parity", f"-o report_{i} --rtol {RTOL} --atol {ATOL}", cell)
-        rep = ip.user_ns[f"report_{i}"]
-        reports.append(rep)
-        printed.append(captured.stdout)
-        assert rep.ok, (i, rep.summary(), captured.stdout[-2000:])
+    reports, printed = parity_cells(ip, NOTEBOOK, f"--rtol {RTOL} --atol {ATOL}")
     train = reports[2]
     for name in ("train_losses", "test_losses", "test_acc", "acc"):
         assert train.row(name).status == "match", train.summary()

@@ -187,10 +187,30 @@ def test_cross_entropy_nd_input():
 
 
 def test_deprecated_size_average_flagged():
-    flagged(LOGITS + "loss = F.cross_entropy(logits, target, None, None, 1)\n", "FUN006",
+    flagged(LOGITS + "mean = False\nloss = F.cross_entropy(logits, target, None, mean, 1)\n", "FUN006",
             "size_average= has no MindSpore equivalent")
     r = msmagic.port(LOGITS + "loss = F.cross_entropy(logits, target, None, ignore_index=1)\n")
     assert "cross_entropy(logits, target, None, ignore_index=1)" in r.code
+
+
+@pytest.mark.parametrize("expr", [
+    "F.cross_entropy(logits, target, None, None, 1)",
+    "F.cross_entropy(logits, target, size_average=False)",
+    "F.nll_loss(F.log_softmax(logits, dim=1), target, reduce=False)",
+    "F.mse_loss(logits, probs, size_average=True, reduce=True)",
+    "F.l1_loss(logits, probs, False)",
+    "F.binary_cross_entropy(logits.sigmoid(), probs, size_average=False)",
+    "F.binary_cross_entropy_with_logits(logits, probs, reduce=False)",
+    "nn.MSELoss(size_average=False)(logits, probs)",
+    "nn.BCELoss(reduce=False)(logits.sigmoid(), probs)",
+    "nn.NLLLoss(None, False)(F.log_softmax(logits, dim=1), target)",
+])
+def test_deprecated_size_average_and_reduce_become_the_reduction_they_mean(expr):
+    """PyTorch's own legacy rule (None counts as True): both True -> mean, reduce only ->
+    sum, reduce=False -> none; executed on both sides."""
+    run = check(LOGITS.replace("target = torch.tensor([0, 2, -100, 1])", "target = torch.tensor([0, 2, 1, 1])")
+                + f"loss = {expr}\n", "loss")
+    assert not run.port.unsupported and "size_average" not in run.port.code and "reduce=" not in run.port.code
 
 
 @pytest.mark.parametrize("expr", ["F.mse_loss(a, b)", "F.mse_loss(a, b, reduction='none')",
@@ -275,11 +295,11 @@ def test_random_factories_synchronised():
     src = HEAD + ("a = torch.randn(2, 3)\nb = torch.rand((4,))\nc = torch.randint(10, (2, 2))\n"
                   "d = torch.randint(3, 9, size=(3,))\ne = torch.randn_like(a)\nf = torch.rand_like(a)\n"
                   "g = a * 2 + c.sum()\n")
-    run = check(src, "g", rule="FUN011")
-    assert set("abcdef") <= set(run.synchronised)
-    # copied rather than compared: a row would only appear if a MindSpore draw had
-    # another shape or dtype (randint must give int64 like torch)
-    assert [r.name for r in run.rows] == ["g"]
+    run = check(src, *"abcdefg", rule="FUN011")
+    # each MindSpore draw returned PyTorch's (same shape), so the values are compared, dtype
+    # included (randint must give int64 like torch)
+    assert run.synchronised == ["random draws"]
+    assert all(r.status == "match" for r in run.rows) and len(run.rows) == 7
     assert "randint(0, 10, (2, 2))" in run.port.code and "randint(3, 9, size=(3,))" in run.port.code
     flagged(HEAD + "gen = None\na = torch.randn(2, generator=gen)\n", "FUN011", "generator= has no MindSpore")
 
@@ -325,8 +345,8 @@ def test_loss_layers(layer, args):
 
 
 def test_loss_layer_findings():
-    flagged(HEAD + "c = nn.MSELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
-    flagged(HEAD + "c = nn.BCELoss(size_average=False)\n", "FUN014", "size_average= has no MindSpore")
+    flagged(HEAD + "c = nn.MSELoss(size_average=flag)\n", "FUN014", "size_average= has no MindSpore")
+    flagged(HEAD + "c = nn.BCELoss(size_average=False, reduction='sum')\n", "FUN014", "size_average= has no MindSpore")
     flagged(HEAD + "r = 'sum'\nc = nn.BCELoss(reduction=r)\n", "FUN014", "reduction not a literal")
 
 

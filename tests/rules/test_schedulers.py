@@ -146,7 +146,7 @@ def test_training_loop_with_scheduler_gives_same_weights():
     assert not np.allclose(tl[2:4] - tl[3:5], tl[4:6] - tl[5:7])  # the rate did change
 
 
-@pytest.mark.parametrize("opt", ["AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+@pytest.mark.parametrize("opt", ["Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
                                  "ASGD", "Rprop"])
 def test_experimental_optimizer_rate_is_param_groups_lr(opt):
     head = HEAD.replace("torch.optim.SGD(model.parameters(), lr=0.1)", f"torch.optim.{opt}(model.parameters(), lr=0.1)")
@@ -156,7 +156,7 @@ def test_experimental_optimizer_rate_is_param_groups_lr(opt):
     assert "SCH007" in rules(run) and "learning_rate" not in run.port.code
 
 
-@pytest.mark.parametrize("opt", ["AdamW", "NAdam", "ASGD", "Adadelta"])
+@pytest.mark.parametrize("opt", ["Adam", "AdamW", "NAdam", "ASGD", "Adadelta"])
 def test_training_with_experimental_optimizer_and_scheduler(opt):
     """The compiled experimental update reads the assigned rate: same weights as PyTorch."""
     code = src(f"""
