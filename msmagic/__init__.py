@@ -7,7 +7,7 @@ nor mindspore; only running ported code does.
 
 from __future__ import annotations
 
-from msmagic.errors import PortError, PortSyntaxError
+from msmagic.errors import PortError, PortLimitError, PortOutputError, PortSyntaxError
 from msmagic.result import Edit, Finding, PortResult, Statement
 
 __version__ = "0.1.0"
@@ -21,6 +21,8 @@ __all__ = [
     "Statement",
     "PortError",
     "PortSyntaxError",
+    "PortLimitError",
+    "PortOutputError",
     "load_ipython_extension",
     "unload_ipython_extension",
 ]
@@ -31,7 +33,10 @@ def port(source: str, **options) -> PortResult:
 
     ``session``: a :class:`msmagic.engine.session.PortSession` holding what earlier
     cells imported and bound (how the result is shown is the renderers' business).
-    Raises :class:`PortSyntaxError` (with ``line``/``column``) when the cell is not Python.
+    Raises :class:`PortSyntaxError` (with ``line``/``column``) when the cell is not Python
+    (what CPython rejects), :class:`PortLimitError` when valid input is beyond what the port
+    can handle (memory), and :class:`PortOutputError` instead of returning code that does
+    not parse (a bug in msmagic).
     """
     from msmagic.engine.pipeline import port as _port
 

@@ -8,9 +8,13 @@ input error (nothing was written).
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
+import re
+import stat
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -34,8 +38,10 @@ Where the ported code goes:
                       comments. Give -o to get a notebook.
   directory, no -o    not allowed: give -o DIR, --in-place or --check
   -o OUT              a file (for a directory: a mirrored directory tree)
-  --in-place          each input is overwritten after its original is copied to
-                      PATH.bak; refused when PATH.bak exists (unless --force)
+  --in-place          each input the port changes is replaced after its original
+                      is copied to PATH.bak; an existing backup is never
+                      overwritten: the next one is PATH.bak.1, then PATH.bak.2, ...
+                      A file with nothing to port is not written (and gets no backup).
   --check             report only, nothing is written unless -o/--in-place is given
 
 Notebooks: every code cell is ported in order with one session, so imports in an
@@ -51,6 +57,14 @@ The report (rules applied and findings, per file and cell) goes to stderr; with
 Nothing is overwritten unless asked: -o naming an existing file is refused without
 --force. If any input cannot be read or any cell is not valid Python, a one-line error
 names the file and cell, nothing is written, and the exit status is 2.
+
+Files are written whole to a hidden temporary file next to the target, synced to disk and
+then renamed over it, so an interrupted run leaves the old file or the complete new one.
+Only the ported code changes: a .py file keeps its encoding (UTF-8, or what its PEP 263
+coding line names), its BOM and its line ends (LF, CRLF or CR); a notebook keeps its JSON
+layout (indentation, key order, escapes), its format version (3 or 4) and every cell the
+port did not change, byte for byte. Named pipes and other non-regular files are refused
+(skipped, with a note, inside a directory).
 
 Exit status: 0 ok; 1 with --check when there are findings; 2 errors."""
 
@@ -76,24 +90,40 @@ class CellReport:
 
 
 @dataclass
+class NotebookCell:
+    """One cell of a notebook as it is in the file (format 4, or format 3's worksheets)."""
+
+    index: int  # 1-based over the whole notebook
+    cell_type: str
+    source: str  # the joined source ("input" in format 3)
+    raw: dict  # the cell's JSON object
+    language: str = "python"
+    new_source: Optional[str] = None  # set when the port changed the cell
+
+
+@dataclass
 class FileJob:
     path: Path
     display: str
     kind: str  # "py" or "ipynb"
-    original: str = ""
-    notebook: object = None
+    data: bytes = b""  # the file as read
+    original: str = ""  # the decoded text (no BOM)
+    encoding: str = "utf-8"
+    bom: bool = False
+    stat: Optional[os.stat_result] = None
+    nb_raw: object = None  # the notebook's JSON document
+    nb_version: int = 4
+    nb_cells: list = field(default_factory=list)  # NotebookCell
     cells: list = field(default_factory=list)  # CellReport
-    output: str = ""  # the ported file's text
+    output: str = ""  # the ported file's text (no BOM)
+    output_data: bytes = b""  # the ported file's bytes, as they will be written
+    changed: bool = False
 
     @property
     def n_units(self) -> int:
         if self.kind == "py":
             return 1
-        return sum(1 for c in self.notebook.cells if c.cell_type == "code")
-
-    @property
-    def changed(self) -> bool:
-        return self.output != self.original
+        return sum(1 for c in self.nb_cells if c.cell_type == "code")
 
 
 # --------------------------------------------------------------------------- progress
@@ -129,69 +159,217 @@ class Progress:
 # --------------------------------------------------------------------------- reading
 
 
-def _collect(path: Path) -> list[Path]:
-    if not path.exists():
-        raise CliError(f"error: {path}: no such file or directory")
-    if path.is_dir():
-        found = []
+def _collect(path: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files to port under *path*, and the (path, reason) of files skipped in a directory."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        kind = "a broken symbolic link" if path.is_symlink() else "no such file or directory"
+        raise CliError(f"error: {path}: {kind}") from None
+    except OSError as exc:
+        raise CliError(f"error: {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        found, skipped = [], []
         for root, dirs, files in os.walk(path):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
             for name in sorted(files):
                 if name.endswith(EXTENSIONS) and not name.startswith("."):
-                    found.append(Path(root) / name)
+                    entry = Path(root) / name
+                    reason = _not_regular(entry)
+                    if reason:
+                        skipped.append((entry, reason))
+                    else:
+                        found.append(entry)
         if not found:
             raise CliError(f"error: {path}: no .py or .ipynb files in this directory")
-        return sorted(found, key=lambda p: p.relative_to(path).parts)
+        return sorted(found, key=lambda p: p.relative_to(path).parts), skipped
     if path.suffix not in EXTENSIONS:
         raise CliError(f"error: {path}: unsupported file type {path.suffix or '(none)'!r}; expected .py or .ipynb")
-    return [path]
+    reason = _not_regular(path)
+    if reason:
+        raise CliError(f"error: {path}: {reason}; msmagic ports regular files only")
+    return [path], []
+
+
+def _not_regular(path: Path) -> str:
+    """Why *path* cannot be ported as a file ("" when it is a regular file)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO), not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a regular file"
+    return "not a regular file"
+
+
+def _read_bytes(path: Path, display: str) -> tuple[bytes, os.stat_result]:
+    """The file's bytes; a FIFO or device put in its place after listing is refused, not read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise CliError(f"error: {display}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CliError(f"error: {display}: not a regular file; msmagic ports regular files only")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read()
+    except OSError as exc:
+        raise CliError(f"error: {display}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    return data, st
 
 
 def _read(path: Path, display: str) -> FileJob:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CliError(f"error: {display}: not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise CliError(f"error: {display}: {exc.strerror or exc}") from None
+    data, st = _read_bytes(path, display)
     if path.suffix == ".py":
-        return FileJob(path, display, "py", original=text)
-    import nbformat
+        text, encoding, bom = _decode_python(data, display)
+        return FileJob(path, display, "py", data=data, original=text, encoding=encoding, bom=bom, stat=st)
+    bom = data.startswith(codecs.BOM_UTF8)
+    try:
+        text = data[len(codecs.BOM_UTF8) if bom else 0:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"error: {display}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    job = FileJob(path, display, "ipynb", data=data, original=text, bom=bom, stat=st)
+    _load_notebook(job)
+    return job
+
+
+def _decode_python(data: bytes, display: str) -> tuple[str, str, bool]:
+    """(text without BOM, codec, had a UTF-8 BOM): UTF-8 unless a PEP 263 coding line says otherwise."""
+    import io
+    import tokenize
 
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CliError(f"error: {display}: invalid notebook: not JSON ({exc})") from None
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        message = str(exc.msg if hasattr(exc, "msg") else exc)
+        if "invalid or missing encoding declaration" not in message:
+            raise CliError(f"error: {display}: {message}") from None
+        encoding = "utf-8"  # undecodable first lines and no declaration: the decode names the byte
+    bom = encoding == "utf-8-sig"
+    codec = "utf-8" if bom else encoding
+    body = data[len(codecs.BOM_UTF8):] if bom else data
+    try:
+        return body.decode(codec), codec, bom
+    except UnicodeDecodeError as exc:
+        where = f"({exc.reason} at byte {exc.start})"
+        if codec == "utf-8":
+            raise CliError(f"error: {display}: not valid UTF-8 text {where}; a file in another "
+                           "encoding needs a coding declaration (PEP 263)") from None
+        raise CliError(f"error: {display}: not valid {codec} text, as its coding declaration "
+                       f"says {where}") from None
+
+
+def _load_notebook(job: FileJob) -> None:
+    """Parse and validate the notebook; fill ``nb_raw``, ``nb_version`` and ``nb_cells``."""
+    display = job.display
     bad = f"error: {display}: invalid notebook:"
+    try:
+        raw = json.loads(job.original)
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{bad} not JSON ({exc})") from None
+    except RecursionError:
+        raise CliError(f"{bad} JSON nested too deeply") from None
     if not isinstance(raw, dict):
         raise CliError(f"{bad} the top level is a JSON {type(raw).__name__}, not an object")
-    if not isinstance(raw.get("nbformat"), int):
+    version = raw.get("nbformat")
+    if type(version) is not int:
         raise CliError(f"{bad} no integer 'nbformat' version")
-    if raw["nbformat"] >= 4:
-        cells = raw.get("cells")
-        if not isinstance(cells, list):
+    if version not in (3, 4):
+        raise CliError(f"error: {display}: notebook format {version} is not supported (msmagic reads formats 3 and 4)")
+    cells = []
+    if version == 4:
+        raw_cells = raw.get("cells")
+        if not isinstance(raw_cells, list):
             raise CliError(f"{bad} 'cells' is not a list")
-        for i, cell in enumerate(cells, start=1):
-            if not isinstance(cell, dict) or cell.get("cell_type") not in ("code", "markdown", "raw"):
-                raise CliError(f"error: {display} cell {i}: invalid notebook: not a code, markdown or raw cell")
+        types = ("code", "markdown", "raw")
+    else:
+        sheets = raw.get("worksheets")
+        if not isinstance(sheets, list) or not all(
+            isinstance(w, dict) and isinstance(w.get("cells"), list) for w in sheets
+        ):
+            raise CliError(f"{bad} 'worksheets' is not a list of worksheets with cells")
+        raw_cells = [c for w in sheets for c in w["cells"]]
+        types = ("code", "markdown", "raw", "heading")
+    for i, cell in enumerate(raw_cells, start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") not in types:
+            kinds = ", ".join(types[:-1]) + " or " + types[-1]
+            raise CliError(f"error: {display} cell {i}: invalid notebook: not a {kinds} cell")
+    if not _valid_by_schema(job.original, raw):
+        _validate_with_nbformat(job.original, raw, version, display)
+    source_key = "source" if version == 4 else "input"
+    for i, cell in enumerate(raw_cells, start=1):
+        key = source_key if cell["cell_type"] == "code" else "source"
+        src = cell.get(key, "")
+        cells.append(NotebookCell(
+            i, cell["cell_type"], src if isinstance(src, str) else "".join(src), cell,
+            language=cell.get("language", "python") if version == 3 else "python",
+        ))
+    job.nb_raw, job.nb_version, job.nb_cells = raw, version, cells
+
+
+_SCHEMA_VALIDATORS: dict = {}
+
+
+def _valid_by_schema(text: str, raw: dict) -> bool:
+    """Whether the notebook passes nbformat's JSON schema for its version, checked with
+    fastjsonschema (importing nbformat costs seconds). False also means "not checked here":
+    the caller asks nbformat, which knows every version and words the errors well."""
+    import importlib.util
+
+    version, minor = raw.get("nbformat"), raw.get("nbformat_minor")
+    spec = importlib.util.find_spec("nbformat")
+    if spec is None or not spec.submodule_search_locations or type(minor) is not int:
+        return False
+    folder = Path(list(spec.submodule_search_locations)[0]) / f"v{version}"
+    schema = folder / (f"nbformat.v4.{minor}.schema.json" if version == 4 else "nbformat.v3.schema.json")
+    if not schema.is_file() or (version == 3 and minor != 0):
+        return False
+    try:
+        import fastjsonschema
+    except ImportError:
+        return False
+    check = _SCHEMA_VALIDATORS.get(schema)
+    if check is None:
+        schema_json = json.loads(schema.read_text("utf-8"))
+        check = _SCHEMA_VALIDATORS[schema] = fastjsonschema.compile(schema_json, use_default=False)
+    try:
+        check(raw)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    except RecursionError:
+        return False
+    return True
+
+
+def _validate_with_nbformat(text: str, raw: dict, version: int, display: str) -> None:
+    """nbformat's own validation; a one-line error naming the cell when it fails."""
     import warnings
+
+    import nbformat
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if raw["nbformat"] >= 4:  # the raw form first: its errors carry a cell path
-                import copy
-
-                nbformat.validate(copy.deepcopy(raw))
-            nb = nbformat.reads(text, as_version=4)
-            nbformat.validate(nb)
+            # a second parse: nbformat may repair (change) what it validates
+            nbformat.validate(json.loads(text))
     except Exception as exc:  # nbformat.ValidationError and friends
         where = display
         path = list(getattr(exc, "absolute_path", None) or [])
+        if version == 3 and len(path) >= 4 and path[0] == "worksheets" and path[2] == "cells":
+            path = ["cells", sum(len(w["cells"]) for w in raw["worksheets"][: path[1]]) + path[3]]
         if len(path) >= 2 and path[0] == "cells" and isinstance(path[1], int):
             where = f"{display} cell {path[1] + 1}"
         raise CliError(f"error: {where}: invalid notebook: {_first_line(exc)}") from None
-    return FileJob(path, display, "ipynb", original=text, notebook=nb)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -213,14 +391,56 @@ def _split_cell_magic(source: str) -> tuple[str, str, Optional[str]]:
     return lead + first + nl, body, name
 
 
-def _port_cell(source: str, session, where: str) -> tuple[str, object, int, Optional[str]]:
-    """(ported source, result or None, line offset, cell magic that was not ported)."""
-    from msmagic.engine.pipeline import port
-    from msmagic.errors import PortSyntaxError
+_NEWLINE = re.compile(r"(\r\n|\r|\n)")
 
+
+def _lf(text: str) -> str:
+    """*text* with CRLF and CR line ends read as LF, as Python reads source files."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _restore_line_ends(original: str, ported: str) -> str:
+    """*ported* (LF line ends) written with *original*'s line ends.
+
+    A file with one style gets it throughout. In a file with mixed line ends, each line the
+    port left as it was keeps its own line end; new lines get the most common one.
+    """
+    parts = _NEWLINE.split(original)
+    ends = parts[1::2]
+    styles = set(ends)
+    if not styles or styles == {"\n"}:
+        return ported
+    if len(styles) == 1:
+        return ported.replace("\n", ends[0])
+    import difflib
+    from collections import Counter
+
+    common = Counter(ends).most_common(1)[0][0]
+    bodies = parts[0::2]
+    ends = ends + [""]
+    new = ported.split("\n")
+    chosen = [common] * (len(new) - 1) + [""]
+    matcher = difflib.SequenceMatcher(None, bodies, new)
+    for i, j, size in matcher.get_matching_blocks():
+        for k in range(size):
+            if j + k < len(new) - 1 and ends[i + k]:
+                chosen[j + k] = ends[i + k]
+    return "".join(body + end for body, end in zip(new, chosen))
+
+
+def _port_text(text: str, session, where: str):
+    """(ported text in *text*'s line ends, result or None, line offset, cell magic not ported).
+
+    The text is ported with LF line ends; it comes back unchanged (the same string) when
+    the port changed nothing.
+    """
+    from msmagic.engine.pipeline import port
+    from msmagic.errors import PortError, PortSyntaxError
+
+    source = _lf(text)
     head, body, magic = _split_cell_magic(source)
     if magic is not None and magic not in PYTHON_CELL_MAGICS:
-        return source, None, 0, magic
+        return text, None, 0, magic
     offset = head.count("\n")
     try:
         result = port(body, session=session)
@@ -228,53 +448,222 @@ def _port_cell(source: str, session, where: str) -> tuple[str, object, int, Opti
         raise CliError(
             f"error: {where}: line {exc.line + offset}, column {exc.column}: {exc.message}"
         ) from None
-    return head + result.code, result, offset, None
+    except PortError as exc:  # valid input past msmagic's limits, or a port that does not parse
+        raise CliError(f"error: {where}: {_first_line(exc)}") from None
+    except RecursionError:
+        raise CliError(f"error: {where}: nested too deeply for msmagic to port "
+                       "(Python's recursion limit was reached); nothing was written") from None
+    except MemoryError:
+        raise CliError(f"error: {where}: out of memory while porting; nothing was written") from None
+    ported = head + result.code
+    if ported == source:
+        return text, result, offset, None
+    return _restore_line_ends(text, ported), result, offset, None
 
 
 def _port_job(job: FileJob, session_factory, progress: Progress) -> None:
     if job.kind == "py":
-        code, result, _, _ = _port_cell(job.original, session_factory(), job.display)
+        code, result, _, _ = _port_text(job.original, session_factory(), job.display)
         job.cells = [CellReport(1, "code", result)]
         job.output = code
+        job.changed = code != job.original
+        if job.changed:
+            try:
+                body = code.encode(job.encoding)
+            except UnicodeEncodeError as exc:
+                raise CliError(f"error: {job.display}: the ported code has {exc.object[exc.start]!r}, "
+                               f"which {job.encoding} (the file's encoding) cannot hold") from None
+            job.output_data = (codecs.BOM_UTF8 if job.bom else b"") + body
+        else:
+            job.output_data = job.data
         progress.step(job.display)
         return
-    import nbformat
 
     session = session_factory()
-    nb = job.notebook
-    for i, cell in enumerate(nb.cells, start=1):
+    for cell in job.nb_cells:
         if cell.cell_type != "code":
             continue
-        where = f"{job.display} cell {i}"
-        code, result, offset, magic = _port_cell(cell.source, session, where)
+        where = f"{job.display} cell {cell.index}"
+        if cell.language != "python":
+            job.cells.append(CellReport(cell.index, "skipped", note=f"{cell.language} cell left as it is"))
+            progress.step(where)
+            continue
+        code, result, offset, magic = _port_text(cell.source, session, where)
         if result is None:
-            job.cells.append(CellReport(i, "skipped", note=f"%%{magic} cell left as it is"))
+            job.cells.append(CellReport(cell.index, "skipped", note=f"%%{magic} cell left as it is"))
         else:
-            job.cells.append(CellReport(i, "code", result, offset))
+            job.cells.append(CellReport(cell.index, "code", result, offset))
             if code != cell.source:
-                cell.source = code
-                cell.outputs = []
-                cell.execution_count = None
-        progress.step(f"{job.display} cell {i}")
-    try:
-        nbformat.validate(nb)
-    except Exception as exc:  # pragma: no cover - the port only changes sources
-        raise CliError(f"error: {job.display}: ported notebook is invalid: {_first_line(exc)}") from None
-    job.output = nbformat.writes(nb) + "\n"
-    job.notebook = nb
+                cell.new_source = code
+        progress.step(where)
+    job.changed = any(c.new_source is not None for c in job.nb_cells)
+    if job.changed:
+        job.output = _edit_notebook_text(job)
+        job.output_data = (codecs.BOM_UTF8 if job.bom else b"") + job.output.encode("utf-8")
+    else:
+        job.output, job.output_data = job.original, job.data
+
+
+# --------------------------------------------------------------------------- notebook JSON edits
+#
+# A ported notebook is the original text with the changed cells' values replaced in place:
+# "source" ("input" in format 3), and "outputs" and "execution_count" ("prompt_number") cleared.
+# Everything else (indentation, key order, escapes, other cells) stays byte for byte.
+
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+_INDENT = re.compile(r"[ \t]*")
+_JSON_DECODER = json.JSONDecoder()
+
+
+def _ws(text: str, i: int) -> int:
+    """The index of the first non-whitespace character from *i* on."""
+    return _JSON_WS.match(text, i).end()
+
+
+def _json_members(text: str, i: int) -> tuple[dict, int]:
+    """{key: (start, end) of its value} for the JSON object at *i*, and the object's end."""
+    from json.decoder import scanstring
+
+    spans = {}
+    i = _ws(text, i + 1)
+    if text[i] == "}":
+        return spans, i + 1
+    while True:
+        key, i = scanstring(text, i + 1)
+        i = _ws(text, _ws(text, i) + 1)
+        end = _JSON_DECODER.raw_decode(text, i)[1]
+        spans[key] = (i, end)
+        i = _ws(text, end)
+        if text[i] == "}":
+            return spans, i + 1
+        i = _ws(text, i + 1)
+
+
+def _json_items(text: str, i: int) -> tuple[list, int]:
+    """[(start, end)] of the items of the JSON array at *i*, and the array's end."""
+    spans = []
+    i = _ws(text, i + 1)
+    if text[i] == "]":
+        return spans, i + 1
+    while True:
+        end = _JSON_DECODER.raw_decode(text, i)[1]
+        spans.append((i, end))
+        i = _ws(text, end)
+        if text[i] == "]":
+            return spans, i + 1
+        i = _ws(text, i + 1)
+
+
+def _cell_spans(text: str, version: int) -> list:
+    """(start, end) of every cell object, in notebook order."""
+    top, _ = _json_members(text, _ws(text, 0))
+    if version == 4:
+        return _json_items(text, top["cells"][0])[0]
+    spans = []
+    for start, _ in _json_items(text, top["worksheets"][0])[0]:
+        sheet, _ = _json_members(text, start)
+        spans += _json_items(text, sheet["cells"][0])[0]
+    return spans
+
+
+def _line_start(text: str, i: int) -> int:
+    """The index where the line holding *i* starts."""
+    return max(text.rfind("\n", 0, i), text.rfind("\r", 0, i)) + 1
+
+
+def _list_layout(text: str, start: int, end: int, items: list, compact: str) -> tuple[str, str, str]:
+    """(after "[", between items, before "]") of a JSON array, guessed from its neighbours
+    when the array has fewer than two items; *compact* separates items on one line."""
+    if len(items) >= 2:
+        return text[start + 1:items[0][0]], text[items[0][1]:items[1][0]], text[items[-1][1]:end - 1]
+    if items:
+        opening, closing = text[start + 1:items[0][0]], text[items[0][1]:end - 1]
+        return opening, "," + opening if ("\n" in opening or "\r" in opening) else compact, closing
+    # an empty list: indent one level more than the line that holds it
+    line = _line_start(text, start)
+    base = text[line:_INDENT.match(text, line).end()]
+    top = _ws(text, 0) + 1
+    first = _ws(text, top)
+    lead = text[top:first]
+    if "\n" not in lead and "\r" not in lead:
+        return "", compact, ""
+    newline = "\r\n" if "\r\n" in lead else ("\r" if "\r" in lead and "\n" not in lead else "\n")
+    unit = lead.lstrip("\r\n") or " "
+    return newline + base + unit, "," + newline + base + unit, newline + base
+
+
+def _source_json(text: str, span: tuple, new: str, ensure_ascii: bool,
+                 compact: str = ", ") -> tuple[str, object]:
+    """(JSON text, value) of a cell's new source in the form and layout of the old one;
+    *compact* is the separator between items of a list written on one line."""
+    start, end = span
+    if text[start] == '"':
+        return json.dumps(new, ensure_ascii=ensure_ascii), new
+    items, _ = _json_items(text, start)
+    known = {}
+    for a, b in items:
+        known.setdefault(json.loads(text[a:b]), text[a:b])
+    lines = _split_keep_lf(new)
+    if not lines:
+        return "[]", []
+    opening, between, closing = _list_layout(text, start, end, items, compact)
+    parts = [known.get(line) or json.dumps(line, ensure_ascii=ensure_ascii) for line in lines]
+    return "[" + opening + between.join(parts) + closing + "]", lines
+
+
+def _split_keep_lf(text: str) -> list:
+    """*text* as a notebook's list of source lines, each but the last ending in "\\n"."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _edit_notebook_text(job: FileJob) -> str:
+    """The notebook's text with the ported cells' values replaced; ``nb_raw`` updated to match."""
+    text = job.original
+    ensure_ascii = text.isascii() and "\\u" in text
+    spans = _cell_spans(text, job.nb_version)
+    source_key, count_key = ("source", "execution_count") if job.nb_version == 4 else ("input", "prompt_number")
+    edits = []
+    for cell in job.nb_cells:
+        if cell.new_source is None:
+            continue
+        members, _ = _json_members(text, spans[cell.index - 1][0])
+        first_end = min(members.values())[1]  # the cell has several members: a key follows
+        between = text[first_end:text.index('"', first_end)]
+        compact = between if "\n" not in between and "\r" not in between else ", "
+        new_text, value = _source_json(text, members[source_key], cell.new_source, ensure_ascii, compact)
+        edits.append((members[source_key], new_text))
+        cell.raw[source_key] = value
+        if "outputs" in members and cell.raw["outputs"]:
+            edits.append((members["outputs"], "[]"))
+            cell.raw["outputs"] = []
+        if count_key in members and cell.raw[count_key] is not None:
+            edits.append((members[count_key], "null"))
+            cell.raw[count_key] = None
+    pieces, pos = [], 0
+    for (start, end), new_text in sorted(edits):
+        pieces += [text[pos:start], new_text]
+        pos = end
+    pieces.append(text[pos:])
+    out = "".join(pieces)
+    if json.loads(out) != job.nb_raw:  # pragma: no cover - a guard on the edit above
+        raise CliError(f"error: {job.display}: internal error: the edited notebook does not read back "
+                       "as intended; nothing was written")
+    return out
 
 
 def _listing(job: FileJob) -> str:
     """A notebook as percent-format text (what ``port NB.ipynb`` prints without -o)."""
     out = [f"# msmagic port of {job.display}"]
-    for i, cell in enumerate(job.notebook.cells, start=1):
+    for cell in job.nb_cells:
         out.append("")
+        source = cell.new_source if cell.new_source is not None else cell.source
         if cell.cell_type == "code":
-            out.append(f"# %% cell {i}")
-            out.append(cell.source.rstrip("\n"))
+            out.append(f"# %% cell {cell.index}")
+            out.append(source.rstrip("\n"))
         else:
-            out.append(f"# %% [{cell.cell_type}] cell {i}")
-            out.extend(("# " + line).rstrip() for line in cell.source.splitlines())
+            out.append(f"# %% [{cell.cell_type}] cell {cell.index}")
+            out.extend(("# " + line).rstrip() for line in source.splitlines())
     return "\n".join(out) + "\n"
 
 
@@ -350,49 +739,161 @@ def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
 
 
 # --------------------------------------------------------------------------- writing
+#
+# Every file is written whole to a temporary file in the target's directory, flushed and
+# fsynced, then renamed over the target (and the directory fsynced): a crash or kill at any
+# moment leaves either the old file or the complete new one, never a truncated file.
+# A backup is written the same way, before the target is replaced, and never overwrites an
+# existing backup: PATH.bak, then PATH.bak.1, PATH.bak.2, ...
+
+TEMP_SUFFIX = ".msmagic-tmp"
 
 
-def _plan_writes(jobs, src: Path, args) -> list[tuple[Path, str, Optional[Path]]]:
-    """(target, text, backup) for every file to write; checked before anything is written."""
+@dataclass
+class Write:
+    target: Path
+    data: bytes
+    job: FileJob
+    in_place: bool = False
+    backup: Optional[Path] = None  # set once the backup is written
+
+
+def _plan_writes(jobs, src: Path, args) -> list[Write]:
+    """Every file to write; checked before anything is written."""
     plan = []
     if args.in_place:
         for job in jobs:
-            if not job.changed:
-                continue
-            backup = job.path.with_name(job.path.name + ".bak")
-            if backup.exists() and not args.force:
-                raise CliError(f"error: {backup}: backup exists; remove it or pass --force")
-            plan.append((job.path, job.output, backup))
+            if job.changed:
+                plan.append(Write(Path(os.path.realpath(job.path)), job.output_data, job, in_place=True))
     elif args.output is not None:
         out = Path(args.output)
         if src.is_dir():
             if out.exists() and not out.is_dir():
                 raise CliError(f"error: {out}: exists and is not a directory")
-            targets = [(out / job.path.relative_to(src), job.output) for job in jobs]
+            targets = [(out / job.path.relative_to(src), job) for job in jobs]
         else:
             if out.is_dir():
                 raise CliError(f"error: {out}: is a directory; -o for a file names a file")
-            targets = [(out, jobs[0].output)]
-        for target, text in targets:
-            if target.resolve() in {j.path.resolve() for j in jobs}:
+            targets = [(out, jobs[0])]
+        inputs = {j.path.resolve() for j in jobs}
+        for target, job in targets:
+            if target.resolve() in inputs:
                 raise CliError(f"error: {target}: -o would overwrite the input; use --in-place")
-            if target.exists() and not args.force:
+            if (target.exists() or target.is_symlink()) and not args.force:
                 raise CliError(f"error: {target}: exists; pass --force to overwrite it")
-            plan.append((target, text, None))
+            if target.exists() and not target.is_file():
+                raise CliError(f"error: {target}: exists and is not a regular file")
+            plan.append(Write(target, job.output_data, job))
     return plan
 
 
-def _write(plan) -> None:
-    import shutil
+def backup_names(path: Path):
+    """PATH.bak, PATH.bak.1, PATH.bak.2, ...: the names a backup of *path* may take, in order."""
+    yield path.with_name(path.name + ".bak")
+    n = 1
+    while True:
+        yield path.with_name(f"{path.name}.bak.{n}")
+        n += 1
 
-    for target, text, backup in plan:
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # e.g. a platform that cannot open directories
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_temp(directory: Path, name: str, data: bytes, mode: int) -> str:
+    """A new, fsynced, hidden temporary file holding *data* in *directory*; its path."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    return tmp
+
+
+def _unlink_quietly(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def atomic_write(target: Path, data: bytes, mode: Optional[int] = None) -> None:
+    """Replace (or create) *target* with *data*: never a moment where it is partly written."""
+    if mode is None:
         try:
-            if backup is not None:
-                shutil.copy2(target, backup)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except OSError:
+            mode = _default_mode()
+    tmp = _write_temp(target.parent, target.name, data, mode)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink_quietly(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def write_backup(path: Path, data: bytes, original: os.stat_result) -> Path:
+    """Store *data* (the original of *path*) under the first backup name not taken; that name.
+
+    The backup is complete before its name appears, and an existing backup is never
+    replaced (the name is claimed with a hard link, which fails on an existing name).
+    """
+    tmp = _write_temp(path.parent, path.name, data, stat.S_IMODE(original.st_mode))
+    try:
+        os.utime(tmp, ns=(original.st_atime_ns, original.st_mtime_ns))
+        for name in backup_names(path):
+            try:
+                os.link(tmp, name)
+            except FileExistsError:
+                continue
+            except OSError:  # no hard links here: check, then rename
+                if name.exists() or name.is_symlink():
+                    continue
+                os.replace(tmp, name)
+            break
+    finally:
+        _unlink_quietly(tmp)
+    _fsync_dir(path.parent)
+    return name
+
+
+def _write(plan: list[Write]) -> None:
+    for w in plan:
+        try:
+            if w.in_place:
+                now = os.stat(w.target)
+                then = w.job.stat
+                if (now.st_ino, now.st_size, now.st_mtime_ns) != (then.st_ino, then.st_size, then.st_mtime_ns):
+                    raise CliError(f"error: {w.job.display}: changed on disk while it was being ported; "
+                                   "not written (run the port again)")
+                w.backup = write_backup(w.target, w.job.data, now)
+                atomic_write(w.target, w.data, stat.S_IMODE(now.st_mode))
+            else:
+                w.target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(w.target, w.data)
         except OSError as exc:
-            raise CliError(f"error: {target}: {exc.strerror or exc}") from None
+            raise CliError(f"error: {w.target}: {exc.strerror or exc}") from None
 
 
 # --------------------------------------------------------------------------- commands
@@ -404,7 +905,7 @@ def _cmd_port(args, out, err) -> int:
     if args.in_place and args.output is not None:
         raise CliError("error: -o and --in-place cannot be combined")
     src = Path(args.path)
-    paths = _collect(src)
+    paths, skipped = _collect(src)
     jobs = [_read(p, str(p)) for p in paths]
     writes_files = args.in_place or args.output is not None
     if src.is_dir() and not writes_files and not args.check and args.format != "json":
@@ -421,20 +922,31 @@ def _cmd_port(args, out, err) -> int:
 
     plan = _plan_writes(jobs, src, args)
     _write(plan)
+    unchanged = [j for j in jobs if args.in_place and not j.changed]
 
     n_findings = sum(len(c.findings) for j in jobs for c in j.cells)
     if args.format == "json":
         doc = _report_json(jobs, include_code=not writes_files and not args.check)
-        doc["written"] = [str(t) for t, _, _ in plan]
+        doc["written"] = [str(w.job.path if w.in_place else w.target) for w in plan]
+        if args.in_place:
+            doc["backups"] = [str(w.backup) for w in plan]
+            doc["unchanged"] = [j.display for j in unchanged]
+        if skipped:
+            doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
         out.write(json.dumps(doc, indent=2) + "\n")
     else:
         if not writes_files and not args.check:
             job = jobs[0]
             out.write(job.output if job.kind == "py" else _listing(job))
         if not args.quiet:
+            for path, why in skipped:
+                err.write(f"{path}: skipped ({why})\n")
             err.write(_report_text(jobs) + "\n")
-            for target, _, backup in plan:
-                err.write(f"wrote {target}" + (f" (backup {backup})" if backup else "") + "\n")
+            for w in plan:
+                shown = w.job.path if w.in_place else w.target
+                err.write(f"wrote {shown}" + (f" (backup {w.backup})" if w.backup else "") + "\n")
+            for job in unchanged:
+                err.write(f"{job.display}: nothing to port; not written, no backup\n")
     if args.check and n_findings:
         if args.quiet and args.format != "json":
             err.write(f"msmagic: {n_findings} finding(s)\n")
@@ -523,8 +1035,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("path", metavar="PATH", help=".py file, .ipynb notebook or directory")
     p.add_argument("-o", "--output", metavar="OUT", help="write the port here (a directory for a directory)")
-    p.add_argument("--in-place", action="store_true", help="overwrite the input, keeping PATH.bak")
-    p.add_argument("--force", action="store_true", help="overwrite an existing -o target or .bak file")
+    p.add_argument("--in-place", action="store_true",
+                   help="replace the input, keeping PATH.bak (or PATH.bak.N when that exists)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing -o target")
     p.add_argument("--check", action="store_true",
                    help="exit 1 when there are findings; report only unless -o/--in-place")
     p.add_argument("--quiet", action="store_true", help="no report on stderr (errors still shown)")
@@ -574,6 +1087,10 @@ def _cmd_apis(args, out, err) -> int:
 
 
 def main(argv: Optional[list] = None, stdout=None, stderr=None) -> int:
+    if stdout is None:
+        _tolerate_unencodable(sys.stdout)
+    if stderr is None:
+        _tolerate_unencodable(sys.stderr)
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     parser = build_parser()
@@ -594,4 +1111,39 @@ def main(argv: Optional[list] = None, stdout=None, stderr=None) -> int:
         err.write(f"{exc}\n")
         return 2
     except BrokenPipeError:  # e.g. piped into head
+        if stdout is None:
+            _silence_stdout()
         return 0
+    except KeyboardInterrupt:
+        err.write("msmagic: interrupted; files already written are complete, the others untouched\n")
+        return 130
+    except RecursionError:
+        err.write("error: input nested too deeply for msmagic (Python's recursion limit was reached)\n")
+        return 2
+    except MemoryError:
+        err.write("error: out of memory\n")
+        return 2
+    except Exception as exc:
+        if os.environ.get("MSMAGIC_TRACEBACK"):
+            raise
+        err.write(f"error: internal error in msmagic: {type(exc).__name__}: {_first_line(exc)} "
+                  "(set MSMAGIC_TRACEBACK=1 to see the traceback)\n")
+        return 2
+
+
+def _tolerate_unencodable(stream) -> None:
+    """Let *stream* write characters its encoding lacks as escapes (an ASCII-only terminal)."""
+    try:
+        stream.reconfigure(errors="backslashreplace")
+    except (AttributeError, ValueError, OSError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -127,7 +127,7 @@ class MsMagic(Magics, Configurable):
         rule badge for the explanation. Anything msmagic could not port faithfully is
         listed as a finding and marked in the code with a ``# msmagic:`` comment.
         """
-        args = parse_argstring(self.ms_port, line)
+        args = _parse_options(self.ms_port, line)
         if args.help:
             print(_help_text(self.ms_port.parser))
             return None
@@ -138,7 +138,7 @@ class MsMagic(Magics, Configurable):
         quiet = bool(args.quiet or self.quiet)
 
         from msmagic.engine.pipeline import port
-        from msmagic.errors import PortSyntaxError
+        from msmagic.errors import PortError, PortSyntaxError
 
         session = self._get_session()
         self._learn_history(session)
@@ -146,6 +146,8 @@ class MsMagic(Magics, Configurable):
             result = port(cell, session=session)
         except PortSyntaxError as err:
             raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
+        except PortError as err:  # too deep to port; output that would not parse
+            raise UsageError(_one_line(str(err))) from None
         except Exception as err:  # a bug in msmagic must not dump a traceback into the notebook
             raise UsageError(
                 f"msmagic could not port this cell ({type(err).__name__}: {err}); "
@@ -241,8 +243,15 @@ class MsMagic(Magics, Configurable):
         A %%time, %%timeit or %%prun line below %%ms_parity is kept in the port and the
         cell runs once on each side; under %%capture NAME the output of the run is
         captured into NAME as the plain cell's would be.
+
+        The cell fails when the plain cell would have: after the report, the exception
+        the PyTorch side raised (SystemExit from sys.exit() too) is raised again, and
+        Ctrl-C raises KeyboardInterrupt, so a notebook run stops there. A failure on the
+        MindSpore side only, and a side stopped by --timeout, are part of the report: the
+        cell succeeds. --timeout inf means no limit; --seed takes 0 to 2**32 - 1.
         """
-        args = parse_argstring(self.ms_parity, line)
+        __tracebackhide__ = True  # an error the cell raised is shown from the cell's frames
+        args = _parse_options(self.ms_parity, line)
         if args.help:
             print(_help_text(self.ms_parity.parser))
             return None
@@ -271,7 +280,7 @@ class MsMagic(Magics, Configurable):
             if err.option == "against":
                 raise UsageError(f"--against {args.against}: {err.problem}") from None
             raise UsageError(f"--{err.option.replace('_', '-')} {err.problem}") from None
-        from msmagic.errors import PortSyntaxError
+        from msmagic.errors import PortLimitError, PortOutputError, PortSyntaxError
 
         device_error = getattr(_parity, "ParityDeviceError", ())
         wrapper, capture, capture_name = self._parity_wrapper(cell)
@@ -288,11 +297,10 @@ class MsMagic(Magics, Configurable):
                 )
         except PortSyntaxError as err:
             raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
-        except device_error as err:
+        except (device_error, PortLimitError, PortOutputError) as err:
             raise UsageError(_one_line(str(err))) from None
         except KeyboardInterrupt:
-            print("ms_parity: interrupted")
-            return None
+            raise KeyboardInterrupt() from None  # a plain cell fails on Ctrl-C too
         except Exception as err:  # a bug in msmagic must not dump a traceback into the notebook
             raise UsageError(
                 f"msmagic could not run the parity check ({type(err).__name__}: "
@@ -316,13 +324,16 @@ class MsMagic(Magics, Configurable):
             print(f"ms_parity: %%{wrapper} ran the cell once on each side, in lockstep "
                   "(not repeated, not profiled); the report's time line gives each side's time")
         if report.torch_error is not None:
-            self._show_cell_error(report.torch_error)
+            # the plain cell would have failed: so does this one (Out[] is not shown, a
+            # notebook run stops here), with the exception the cell raised
+            exc = self._cell_error(report.torch_error)
+            if exc is not None:
+                raise exc
             return None
+        if report.interrupted:
+            raise KeyboardInterrupt()  # the report above shows what was compared
         if capture is not None:
             return None  # a %%capture cell shows nothing of its own
-        if report.interrupted:
-            print("ms_parity: interrupted")
-            return None
         # what the plain cell would have shown as Out[] (None shows nothing)
         return getattr(report, "value", None)
 
@@ -349,7 +360,7 @@ class MsMagic(Magics, Configurable):
         from IPython.utils.capture import capture_output
 
         try:
-            args = parse_argstring(self.shell.find_cell_magic("capture"), header.rest)
+            args = _parse_options(self.shell.find_cell_magic("capture"), header.rest)
         except UsageError as err:
             raise UsageError(f"%%capture {header.rest.strip()}: {err}") from None
         capture = capture_output(not args.no_stdout, not args.no_stderr, not args.no_display)
@@ -365,18 +376,20 @@ class MsMagic(Magics, Configurable):
             raise UsageError(f"--against: there is no variable named {var!r}")
         return ns[var]
 
-    def _show_cell_error(self, err) -> None:
-        """Show the PyTorch side's exception like a plain cell's error, once."""
+    def _cell_error(self, err):
+        """The PyTorch side's exception, ready to be raised from the magic like a plain
+        cell's error: its traceback starts at the cell's own frames (the magic's frame is
+        hidden from IPython's traceback). None when the report holds no exception: then
+        its readable traceback is printed instead."""
         exc = getattr(err, "exception", None)
         if isinstance(exc, BaseException):
-            # start at the cell's own frames (IPython 9's verbose traceback ignores tb_offset)
             tb = exc.__traceback__
             for _ in range(_runner_frames(tb)):
                 tb = tb.tb_next
-            self.shell.showtraceback((type(exc), exc, tb))
-            return
+            return exc.with_traceback(tb)
         text = getattr(err, "traceback", "") or f"{err.type}: {err.message}"
         print(text.rstrip(), file=sys.stderr)
+        return None
 
     # ------------------------------------------------------------------ %ms_shadow
 
@@ -391,7 +404,7 @@ class MsMagic(Magics, Configurable):
         Without arguments: the names bound there and their types. With NAME: that
         value. With --clear: empty it. Also available as msmagic.shadow_namespace().
         """
-        args = parse_argstring(self.ms_shadow, line)
+        args = _parse_options(self.ms_shadow, line)
         if args.help:
             print(_help_text(self.ms_shadow.parser))
             return None
@@ -449,6 +462,15 @@ def _cell_body(source: str) -> str:
         if header is not None and header.name in _RUNS_BODY:
             return "\n".join(body.split("\n")[header.index + 1:])
     return body
+
+
+def _parse_options(magic, line: str):
+    """The magic's options from its line; a one-line UsageError for a line that cannot
+    be split into words (an unclosed quote) as for any other bad option."""
+    try:
+        return parse_argstring(magic, line)
+    except ValueError as err:  # shlex: "No closing quotation", "No escaped character"
+        raise UsageError(f"cannot read the options {line.strip()!r}: {_one_line(str(err)).lower()}") from None
 
 
 def _help_text(parser) -> str:
@@ -538,10 +560,19 @@ def load_ipython_extension(ip) -> None:
     if _registered(ip) is not None:
         return
     ip.register_magics(MsMagic(shell=ip))
+    from msmagic.signals import restore_after_cell
+
+    # Ctrl-C stays a KeyboardInterrupt after a cell that ran MindSpore
+    if restore_after_cell not in ip.events.callbacks["post_run_cell"]:
+        ip.events.register("post_run_cell", restore_after_cell)
 
 
 def unload_ipython_extension(ip) -> None:
     """Remove msmagic's magics (and the MsMagic configurable) from the shell."""
+    from msmagic.signals import restore_after_cell
+
+    if restore_after_cell in ip.events.callbacks["post_run_cell"]:
+        ip.events.unregister("post_run_cell", restore_after_cell)
     manager = ip.magics_manager
     instance = _registered(ip)
     for kind, names in _MAGIC_NAMES.items():

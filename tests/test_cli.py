@@ -124,7 +124,7 @@ def test_check_exit_codes(tmp_path):
     assert code == 0 and "# msmagic: GEN001" in stdout
 
 
-def test_in_place_writes_backup_and_refuses_existing_backup(tmp_path):
+def test_in_place_keeps_every_original_in_numbered_backups(tmp_path):
     src = tmp_path / "model.py"
     src.write_text(PY_SOURCE)
     code, stdout, stderr = run("port", src, "--in-place")
@@ -135,16 +135,27 @@ def test_in_place_writes_backup_and_refuses_existing_backup(tmp_path):
     assert "nn.Dense(3, 4)" in ported
     assert f"wrote {src} (backup {backup})" in stderr
 
-    src.write_text(PY_SOURCE.replace("3, 4", "5, 6"))
+    # a second original: PATH.bak is kept, the new original goes to PATH.bak.1
+    second = PY_SOURCE.replace("3, 4", "5, 6")
+    src.write_text(second)
     code, _, stderr = run("port", src, "--in-place")
-    assert code == 2
-    assert stderr == f"error: {backup}: backup exists; remove it or pass --force\n"
-    assert "5, 6" in src.read_text() and backup.read_text() == PY_SOURCE
-
-    code, _, _ = run("port", src, "--in-place", "--force")
     assert code == 0
     assert "nn.Dense(5, 6)" in src.read_text()
-    assert "nn.Linear(5, 6)" in backup.read_text()
+    assert backup.read_text() == PY_SOURCE
+    assert (tmp_path / "model.py.bak.1").read_text() == second
+    assert f"wrote {src} (backup {tmp_path / 'model.py.bak.1'})" in stderr
+
+    # --force changes nothing about backups: the earlier ones stay, a third is added
+    third = PY_SOURCE.replace("3, 4", "7, 8")
+    src.write_text(third)
+    code, _, _ = run("port", src, "--in-place", "--force")
+    assert code == 0 and "nn.Dense(7, 8)" in src.read_text()
+    assert backup.read_text() == PY_SOURCE
+    assert (tmp_path / "model.py.bak.1").read_text() == second
+    assert (tmp_path / "model.py.bak.2").read_text() == third
+    # no temporary file is left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "model.py", "model.py.bak", "model.py.bak.1", "model.py.bak.2"]
 
     code, _, stderr = run("port", src, "--in-place", "-o", tmp_path / "x.py")
     assert code == 2 and stderr == "error: -o and --in-place cannot be combined\n"

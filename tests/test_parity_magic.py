@@ -279,20 +279,19 @@ def test_a_runner_bug_is_a_one_line_usage_error(ip, fake):
     assert "Traceback" not in c.stdout + c.stderr
 
 
-def test_ctrl_c_in_the_runner_prints_one_line(ip, fake):
+def test_ctrl_c_in_the_runner_fails_the_cell_like_a_plain_cell(ip, fake):
     fake.error = KeyboardInterrupt()
     with capture_output() as c:
         result = ip.run_cell(f"%%ms_parity\n{TORCH_CELL}")
-    assert result.error_in_exec is None
-    assert c.stdout == "ms_parity: interrupted\n" and "Traceback" not in c.stderr
+    assert type(result.error_in_exec) is KeyboardInterrupt
+    assert "KeyboardInterrupt" in c.stdout + c.stderr and "parity_check" not in c.stdout + c.stderr
 
 
-def test_interrupted_report_is_shown_with_one_line(ip, fake):
+def test_interrupted_report_is_shown_then_the_cell_fails(ip, fake):
     fake.report = ParityReport(port=PortResult(source="x\n", code="x\n"), interrupted=True, value=5)
     with capture_output() as c:
         result = ip.run_cell("%%ms_parity\nx\n")
-    assert c.stdout == "ms_parity: interrupted\n"
-    assert "Traceback" not in c.stderr and result.result is None
+    assert type(result.error_in_exec) is KeyboardInterrupt and result.result is None
     assert "Interrupted (Ctrl-C)" in c.outputs[0].data["text/html"]
 
 

@@ -55,7 +55,10 @@ def test_wrong_mindspore_side_located_with_max_difference(ip):
 
 
 def test_cell_raising_on_the_pytorch_side_is_a_normal_cell_error(ip):
-    rep, captured = parity_cell(ip, "import torch\nx = torch.ones(2)\ny = x @ torch.ones(3)\n")
+    with capture_output() as captured:
+        result = ip.run_cell("%%ms_parity -o rep\nimport torch\nx = torch.ones(2)\ny = x @ torch.ones(3)\n")
+    assert type(result.error_in_exec) is RuntimeError  # the cell failed, as the plain one would
+    rep = ip.user_ns["rep"]
     assert rep.torch_error is not None and rep.torch_error.lines == (3, 3)
     assert captured.stdout.count("Traceback") + captured.stderr.count("Traceback") <= 1
     assert "RuntimeError" in captured.stdout + captured.stderr

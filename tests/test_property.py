@@ -1,6 +1,7 @@
 """Property-based: any Python cell ports without crashing, to parseable, stable code."""
 
 import ast
+import textwrap
 
 import hypothesmith
 import pytest
@@ -48,7 +49,8 @@ def check(cell: str) -> None:
         once = msmagic.port(cell)
     except PortSyntaxError:
         return
-    ast.parse(_python_only(once.code))
+    # a uniformly indented cell stays indented (IPython dedents it before running it)
+    ast.parse(textwrap.dedent(_python_only(once.code)))
     twice = msmagic.port(once.code)
     assert twice.code == once.code
 

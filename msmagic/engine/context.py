@@ -239,9 +239,18 @@ class Context:
         return True
 
     def carry_lines(self, lines) -> None:
-        """Keep the comment/blank lines of a top-level statement a rule removes: they move
-        to the next statement (or the end of the cell)."""
-        self._w.orphan_lines.extend(lines)
+        """Keep the comment/blank lines of a statement a rule removes (or of a block it
+        dissolves): they move above the next statement of the same block, or to the end
+        of the block (of the cell, at the top level)."""
+        lines = list(lines)
+        if not lines:
+            return
+        if self.depth == 0:
+            self._w.orphan_lines.extend(lines)
+            return
+        _, after = self.siblings()
+        key = id(after[0]) if after else id(self._w.blocks[-1][0])
+        self._w.carried.setdefault(key, []).extend(lines)
 
     # ------------------------------------------------------------------ arguments
     def bound(self) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]]:

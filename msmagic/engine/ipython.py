@@ -14,15 +14,25 @@ written after ``%%timeit``/``%%prun`` options (timeit's setup code) is ported li
 body. A cell magic whose body is not Python (``%%bash``, ``%%html``, ``%%writefile
 notes.txt``, or an unknown magic whose body does not parse) leaves the whole cell as
 it is.
+
+What libcst does not keep by itself is set aside here too and put back as written: a
+byte order mark, a ``\r`` ending the cell, form feeds in the indentation of a statement,
+and blank or comment lines ending the cell that libcst would drop. A timed statement
+carries a comment naming it through the port, so its prefix goes back on the statement
+it timed, whatever a rule made of it.
 """
 
 from __future__ import annotations
 
 import ast
+import difflib
+import io
 import re
+import tokenize
 from typing import NamedTuple, Optional
 
 _PLACEHOLDER = "__msmagic_ipython_{}__"
+_TIMED_MARK = "__msmagic_timed_{}__"
 #: what the cell-magic line is while the body is ported: a comment, so it is no
 #: statement (libcst keeps leading comments in the module header, above added imports)
 _HEADER = "# __msmagic_ipython_cell__"
@@ -128,13 +138,44 @@ class Masked:
         self.header = header
         #: the whole cell, when it is not Python and is left as it is
         self.verbatim = verbatim
+        #: 0-based line index of a timed statement -> the comment text marking its line
+        #: (so the prefix goes back on the statement it timed, wherever a rule put it)
+        self.markers: dict[int, str] = {}
+        #: what libcst would drop, put back byte for byte: a byte order mark, a last
+        #: ``\r``, the form feeds before statements (0-based line -> leading text up to
+        #: the last form feed) and the comment lines ending the cell
+        self.bom = ""
+        self.last_cr = ""
+        self.form_feeds: dict[int, str] = {}
+        self.tail = ""
 
     @property
     def changed(self) -> bool:
-        return bool(self.restore or self.prefixes or self.header or self.verbatim is not None)
+        return bool(self.restore or self.prefixes or self.header or self.verbatim is not None
+                    or self.bom or self.last_cr or self.form_feeds or self.tail)
 
 
 def mask(source: str) -> Masked:
+    """The cell as Python libcst keeps byte for byte, and what :func:`unmask` puts back."""
+    bom = "\ufeff" if source.startswith("\ufeff") else ""
+    body = source[len(bom):]
+    last_cr = "\r" if body.endswith("\r") else ""
+    masked = _mask_ipython(body[: len(body) - len(last_cr)])
+    if masked.verbatim is not None:
+        masked.verbatim = source
+        return masked
+    masked.bom, masked.last_cr = bom, last_cr
+    if "\x0c" in masked.text:
+        _set_form_feeds_aside(masked)
+    _set_tail_aside(masked)
+    for end in ("\\\r\n", "\\\n"):  # a comment ending in a backslash: libcst drops the line end
+        if masked.text.endswith(end):
+            masked.text, masked.tail = masked.text[:-len(end) + 1], end[1:] + masked.tail
+            break
+    return masked
+
+
+def _mask_ipython(source: str) -> Masked:
     if not any(
         _MAGIC_START.match(l) or _HELP.match(l) or _ASSIGN_MAGIC.match(l) or _TIMED.match(l)
         for l in source.split("\n")
@@ -153,13 +194,14 @@ def mask(source: str) -> Masked:
         return _verbatim(source)
     restore: dict[str, str] = {}
     prefixes: dict[int, str] = {}
+    markers: dict[int, str] = {}
     out = []
     for i, line in enumerate(lines):
         if header is not None and i == header.index:
             at = header.statement_at
             if header.line[at:].strip():  # %%timeit -n 3 <setup statement>
                 prefixes[i] = header.line[:at]
-                out.append(header.line[at:])
+                out.append(_marked(header.line[at:], i, markers))
             else:
                 out.append(_HEADER)
             continue
@@ -167,7 +209,7 @@ def mask(source: str) -> Masked:
         if timed is not None:
             indent, prefix, stmt = timed
             prefixes[i] = prefix
-            out.append(indent + stmt)
+            out.append(indent + _marked(stmt, i, markers))
             continue
         stripped = line.lstrip()
         if _MAGIC_START.match(line) or _HELP.match(line) or _ASSIGN_MAGIC.match(line):
@@ -178,12 +220,109 @@ def mask(source: str) -> Masked:
             continue
         out.append(line)
     masked = Masked("\n".join(out), restore, prefixes, header)
+    masked.markers = markers
     if header is not None and header.python_body is None:
         try:  # an unknown cell magic: its body is ported only when it is Python
             ast.parse(masked.text)
         except (SyntaxError, ValueError):
             return _verbatim(source)
     return masked
+
+
+def _marked(stmt: str, index: int, markers: dict[int, str]) -> str:
+    """A timed statement with a comment naming it, when the statement is whole on its
+    line (a comment cannot follow a line that continues: ``f(x,`` or ``s = '''...``)."""
+    end = len(stmt) - len(stmt.rstrip("\r"))
+    code = stmt[: len(stmt) - end]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline))
+        ast.parse(code.strip())
+    except (SyntaxError, ValueError, tokenize.TokenError, IndentationError):
+        return stmt
+    key = _TIMED_MARK.format(index)
+    has_comment = any(t.type == tokenize.COMMENT for t in tokens)
+    markers[index] = f"  {key}" if has_comment else f"  # {key}"
+    return code + markers[index] + stmt[len(stmt) - end:]
+
+
+def _logical_starts(text: str) -> Optional[set[int]]:
+    """0-based indexes of the lines where a statement starts (not lines continuing a
+    bracket or a string); None when the text does not tokenize."""
+    starts: set[int] = set()
+    at_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type in (tokenize.NEWLINE, tokenize.NL):
+                at_start = tok.type == tokenize.NEWLINE or at_start
+                continue
+            if tok.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER):
+                continue
+            if at_start:
+                starts.add(tok.start[0] - 1)
+                at_start = False
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return None
+    return starts
+
+
+def _set_form_feeds_aside(masked: Masked) -> None:
+    """Form feeds in the indentation of a statement's first line, which libcst drops.
+    Python resets the indentation count at a form feed, so the line without the text
+    up to the last one means the same."""
+    starts = _logical_starts(masked.text)
+    if starts is None:
+        return
+    lines = masked.text.split("\n")
+    for i in sorted(starts):
+        line = lines[i]
+        lead = line[: len(line) - len(line.lstrip(" \t\x0c"))]
+        cut = lead.rfind("\x0c") + 1
+        if cut:
+            masked.form_feeds[i] = line[:cut]
+            lines[i] = line[cut:]
+    masked.text = "\n".join(lines)
+
+
+def _set_tail_aside(masked: Masked) -> None:
+    """The blank and comment lines that end the cell, put back as written when libcst
+    would not keep them: when one of the comments is indented to no block open there
+    (libcst keeps only the last of those), or a line of spaces (or a lone backslash)
+    follows other lines there (it drops blank lines before it)."""
+    text = masked.text
+    lines = text.split("\n")
+    n = len(lines)
+    while n and (lines[n - 1].strip() in ("", "\\") or lines[n - 1].lstrip().startswith("#")):
+        n -= 1
+    if n == len(lines):
+        return
+    head = "\n".join(lines[:n]) + ("\n" if n else "")
+    comments = [l for l in lines[n:] if l.strip()]
+    spaces = [l for l in lines[n:] if l.strip() in ("", "\\") and l.strip("\r")]
+    if not spaces or spaces == [lines[-1]] and n == len(lines) - 1:
+        if not any(l[:1] in (" ", "\t", "\x0c") for l in comments):
+            return
+        open_blocks = _open_indents(head)
+        if open_blocks is not None and all(
+                l[: len(l) - len(l.lstrip())] in open_blocks for l in comments):
+            return
+    masked.text, masked.tail = head, text[len(head):]
+
+
+def _open_indents(text: str) -> Optional[set[str]]:
+    """The indentations of the blocks still open at the end of ``text`` (and "")."""
+    stack = [""]
+    opened = {""}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.INDENT:
+                stack.append(tok.string)
+            elif tok.type == tokenize.DEDENT:
+                stack.pop()
+            elif tok.type == tokenize.NEWLINE:
+                opened = set(stack)
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return None
+    return opened
 
 
 def _verbatim(source: str) -> Masked:
@@ -193,51 +332,86 @@ def _verbatim(source: str) -> Masked:
 
 def _timed(line: str) -> Optional[tuple[str, str, str]]:
     """``%time <statement>`` -> (indent, "%time ", statement); None for other lines
-    and for a timing magic with options only."""
+    and for a timing magic with options only. Stacked magics (``%time %timeit -n 3
+    stmt``, which IPython runs) are one prefix."""
     m = _TIMED.match(line)
     if m is None:
         return None
-    name, rest = m.group("name"), m.group("rest")
-    at = options_end(name, rest)
-    stmt = rest[at:]
+    indent = m.group("indent")
+    stmt = line
+    while m is not None:
+        name, rest = m.group("name"), m.group("rest")
+        stmt = rest[options_end(name, rest):]
+        m = _TIMED.match(stmt)
     if not stmt.strip():
         return None
-    indent = m.group("indent")
     return indent, line[len(indent): len(line) - len(stmt)], stmt
 
 
 def unmask(text: str, masked: Masked) -> str:
-    """Put the IPython lines back into ported ``text``.
+    """Put the IPython lines, and what libcst would drop, back into ported ``text``.
 
     Placeholders are found by name wherever they moved and keep the indentation their
-    line has now; timed statements are found near their line by content, then by first
-    token (a statement the port removed loses its timing prefix: nothing is left to
-    time). The cell magic goes back on the first line.
+    line has now. A timed statement is found by the comment marking it (a rule that
+    rewrites a line keeps its comment), else by lining the output up with the masked
+    cell; a statement the port removed loses its timing prefix: nothing is left to
+    time. The cell magic goes back on the first line.
     """
     if masked.verbatim is not None:
         return masked.verbatim
     if not masked.changed:
         return text
     lines = text.split("\n")
+    src_lines = masked.text.split("\n")
     for i, line in enumerate(lines):
         key = line.strip()
         if key in masked.restore:
             indent = line[: len(line) - len(line.lstrip())]
             lines[i] = indent + masked.restore[key].lstrip()
-    header = masked.header
-    header_line = None
-    if masked.prefixes:
-        src_lines = masked.text.split("\n")
-        for idx, prefix in masked.prefixes.items():
-            target = _find_line(lines, idx, src_lines[idx])
-            if target is None:
+    found: dict[int, int] = {}  # masked line -> output line
+    gone: set[int] = set()  # output lines that held nothing but a marker
+    removed: set[int] = set()  # timed statements the port removed (a rule kept the marker)
+    for idx, suffix in masked.markers.items():
+        key = suffix.lstrip(" #")
+        for j, line in enumerate(lines):
+            if key not in line:
                 continue
-            line = lines[target]
-            body = line.lstrip()
-            indent = line[: len(line) - len(body)]
-            lines[target] = indent + prefix + body
-            if header is not None and idx == header.index:
-                header_line = lines.pop(target)
+            lines[j] = _unmarked(line, suffix, key)
+            code = lines[j].strip()
+            if not code:
+                gone.add(j)
+            if not code or code.startswith("#"):  # only its comment was carried on
+                removed.add(idx)
+            elif idx not in found:
+                found[idx] = j
+    aligned = None
+    if masked.form_feeds or any(idx not in found for idx in masked.prefixes):
+        aligned = _align(src_lines, lines)
+    header = masked.header
+    header_at = None
+    for idx, prefix in masked.prefixes.items():
+        target = found.get(idx)
+        if target is None and idx in removed:
+            continue
+        if target is None:
+            target = _find_line(lines, idx, src_lines[idx], aligned)
+        if target is None:
+            continue
+        line = lines[target]
+        body = line.lstrip()
+        lines[target] = line[: len(line) - len(body)] + prefix + body
+        if header is not None and idx == header.index:
+            header_at = target
+    for idx, lead in masked.form_feeds.items():
+        target = aligned.get(idx)
+        if target is not None and lines[target].strip() == src_lines[idx].strip():
+            lines[target] = lead + lines[target]
+    header_line = None
+    if header_at is not None:
+        header_line = lines[header_at]
+        gone.add(header_at)
+    if gone:
+        lines = [line for j, line in enumerate(lines) if j not in gone]
     if header is not None:
         if header_line is None:
             header_line = header.line
@@ -246,26 +420,36 @@ def unmask(text: str, masked: Masked) -> str:
                 del lines[stripped.index(_HEADER)]
         at = header.index if all(not l.strip() for l in lines[: header.index]) else 0
         lines.insert(at, header_line)
-    return "\n".join(lines)
+    return masked.bom + "\n".join(lines) + masked.tail + masked.last_cr
 
 
-def _find_line(lines: list[str], idx: int, original: str) -> Optional[int]:
+def _unmarked(line: str, suffix: str, key: str) -> str:
+    if suffix in line:
+        return line.replace(suffix, "", 1)
+    return re.sub(r"[ \t]*#?[ \t]*" + re.escape(key), "", line, count=1)
+
+
+def _align(src: list[str], out: list[str]) -> dict[int, int]:
+    """Masked line -> output line, for the lines the port left as they were (up to
+    indentation) and, where a run of lines was rewritten into as many lines, line by
+    line."""
+    matcher = difflib.SequenceMatcher(None, [l.strip() for l in src], [l.strip() for l in out],
+                                      autojunk=False)
+    mapping: dict[int, int] = {}
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+            mapping.update(zip(range(i1, i2), range(j1, j2)))
+    return mapping
+
+
+def _find_line(lines: list[str], idx: int, original: str, aligned: Optional[dict]) -> Optional[int]:
     """The output line holding the port of the statement that was ``original`` on line
-    ``idx``: the same text nearest to ``idx``, else the same first token (indentation
-    may differ: a rule may have unwrapped the block); None when there is none."""
+    ``idx`` when no marker says so: the same text nearest to ``idx``, else the line the
+    alignment gives; None when there is none."""
     window = [idx] + [j for d in range(1, 50) for j in (idx + d, idx - d)]
-    window = [j for j in window if 0 <= j < len(lines)]
     want = original.strip()
     for j in window:
-        if lines[j].strip() == want:
+        if 0 <= j < len(lines) and lines[j].strip() == want:
             return j
-    for j in window:
-        if lines[j].strip() and _same_start(lines[j], original):
-            return j
-    return None
-
-
-def _same_start(a: str, b: str) -> bool:
-    ta = re.split(r"[\s=(.]", a.strip(), maxsplit=1)[0]
-    tb = re.split(r"[\s=(.]", b.strip(), maxsplit=1)[0]
-    return ta == tb
+    target = (aligned or {}).get(idx)
+    return target if target is not None and lines[target].strip() else None

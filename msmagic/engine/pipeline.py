@@ -13,6 +13,12 @@
    the mapping tables (``spec``), and runs the rules' hooks; rules see a ``Context``.
 5. ``edits``: positions of the logged edits and findings; ``plan``: the statement plan
    parity runs from.
+
+The port runs in ``deep``'s worker thread, so a cell as deeply nested as CPython
+accepts ports; what goes past the port's own limits is a :class:`PortLimitError`.
+Ported code that would not parse is a :class:`PortOutputError`, never a result. A cell
+whose lines all share one indentation (IPython removes it before running the cell) is
+ported without it, and it is put back on every non-blank line.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine import plan
+from msmagic.engine import deep, plan
 from msmagic.engine import spec as S
 from msmagic.engine.edits import EditLog, positions
 from msmagic.engine.imports import ImportPlan, identifiers
@@ -39,7 +45,7 @@ from msmagic.engine.names import (
 )
 from msmagic.engine.session import PortSession
 from msmagic.engine.walk import Walker, walk
-from msmagic.errors import PortSyntaxError
+from msmagic.errors import PortLimitError, PortOutputError, PortSyntaxError
 from msmagic.result import Finding, PortResult
 
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
@@ -57,21 +63,83 @@ def port(source: str, *, session: Optional[PortSession] = None) -> PortResult:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _port(source, session)
+        return deep.run(lambda: _port_within_limits(source, session))
     finally:
         if paused:
             gc.enable()
 
 
-def _port(source: str, session: Optional[PortSession]) -> PortResult:
+def _port_within_limits(source: str, session: Optional[PortSession]) -> PortResult:
+    """The port in the deep worker: running out of recursion or memory there is a
+    :class:`PortLimitError`, never a raw ``RecursionError``."""
+    try:
+        return _port_indented(source, session)
+    except RecursionError:
+        raise PortLimitError("the cell is nested too deeply for msmagic to port "
+                             "(the port's recursion limit was reached)") from None
+    except MemoryError:
+        raise PortLimitError("msmagic ran out of memory porting the cell") from None
+
+
+def _port_indented(source: str, session: Optional[PortSession]) -> PortResult:
+    """A cell whose lines are all indented alike is run by IPython with that margin
+    removed: it is ported without it and the margin is put back on every line."""
     if not isinstance(source, str):
         raise TypeError("port() takes the cell's source as a str")
+    margin = _margin(source)
+    if not margin:
+        return _port(source, session)
+    try:
+        result = _port(_dedent(source, margin), session)
+    except PortSyntaxError as err:
+        lines = source.split("\n")
+        shift = len(margin) if 0 < err.line <= len(lines) and lines[err.line - 1].strip() else 0
+        raise PortSyntaxError(err.message, err.line, err.column + shift) from None
+    result.source = source
+    result.code = _indent(result.code, margin)
+    result.unsupported = [
+        Finding(f.line, f.column + len(margin), f.api, f.rule_id, f.reason, f.out_line, f.statement)
+        for f in result.unsupported
+    ]
+    return result
+
+
+def _margin(source: str) -> str:
+    """The indentation every non-blank line of ``source`` starts with, when the first
+    such line is indented ("" otherwise)."""
+    lines = [line for line in source.split("\n") if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0]
+    margin = first[: len(first) - len(first.lstrip(" \t"))]
+    if margin and all(line.startswith(margin) for line in lines):
+        return margin
+    return ""
+
+
+def _dedent(source: str, margin: str) -> str:
+    """``source`` without ``margin`` on its non-blank lines (blank lines, inside a string
+    too, keep what they have)."""
+    return "\n".join(line[len(margin):] if line.strip() else line for line in source.split("\n"))
+
+
+def _indent(code: str, margin: str) -> str:
+    return "\n".join(margin + line if line.strip() else line for line in code.split("\n"))
+
+
+def _port(source: str, session: Optional[PortSession]) -> PortResult:
     masked = mask(source)
     try:
-        tree = ast.parse(masked.text)
+        with deep.caller_limit():  # what CPython rejects is rejected here too
+            tree = ast.parse(masked.text)
     except SyntaxError as err:
         raise _syntax_error(err, masked) from None
-    except (ValueError, RecursionError, MemoryError) as exc:
+    except RecursionError as exc:
+        raise PortSyntaxError(f"the cell is nested too deeply for Python ({exc})", 1, 1) from None
+    except MemoryError:  # CPython's parser reports deep nesting so
+        raise PortSyntaxError("the cell is nested too deeply for Python's parser (MemoryError)",
+                              1, 1) from None
+    except ValueError as exc:
         raise PortSyntaxError(str(exc), 1, 1) from None
     facts = plan.statement_facts(tree)
     session = session if session is not None else PortSession()
@@ -84,7 +152,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         module = cst.parse_module(masked.text)
     except cst.ParserSyntaxError as exc:  # libcst rejects what CPython accepts (rare)
         raise PortSyntaxError(exc.message, exc.raw_line, exc.raw_column + 1) from None
-    except (SyntaxError, ValueError, RecursionError) as exc:  # pragma: no cover - parser edge
+    except (SyntaxError, ValueError) as exc:  # pragma: no cover - parser edge
         raise PortSyntaxError(str(exc), 1, 1) from None
     state = PortState(module, masked.text, session)
     if not state.bindings:
@@ -95,6 +163,9 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     code, in_ranges, after_of, edits, findings = positions(
         state.edit_log, module, new_module, state.imports.inserted, walker.top_origin, _title,
     )
+    out = unmask(code, masked)
+    if out != source:
+        _check_parses(out)
     statements, module_params = _plan(state, facts, in_ranges, after_of, code)
     notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
     session.learn_imports(state.cell_imports)
@@ -108,7 +179,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     session.module_params.update(module_params)
     return PortResult(
         source=source,
-        code=unmask(code, masked),
+        code=out,
         edits=edits,
         # positions on lines whose %time prefix was set aside move right by the prefix
         unsupported=[_shift_finding(f, masked.prefixes) for f in findings],
@@ -116,6 +187,22 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         statements=statements,
         module_params=dict(session.module_params),
     )
+
+
+def _check_parses(code: str) -> None:
+    """Raise :class:`PortOutputError` rather than return ported code that does not
+    parse (IPython syntax set aside, as for the input)."""
+    masked = mask(code)
+    if masked.verbatim is not None:
+        return
+    try:
+        with deep.caller_limit():
+            ast.parse(masked.text)
+    except SyntaxError as err:
+        line, col = err.lineno or 1, err.offset or 1
+        raise PortOutputError(err.msg, line, col + len(masked.prefixes.get(line - 1, ""))) from None
+    except (RecursionError, MemoryError):
+        raise PortLimitError("the ported code is nested too deeply for Python") from None
 
 
 class PortState:

@@ -107,6 +107,9 @@ class Walker(cst.CSTTransformer):
         #: ported, innermost last; ``depth`` is how many there are
         self.holders: list[cst.CSTNode] = []
         self.orphan_lines: list = []
+        #: id(original statement) or id(original block body) -> comment/blank lines a
+        #: rule carried there from a statement it removed (``Context.carry_lines``)
+        self.carried: dict[int, list] = {}
         self._method_calls: list[set[str]] = []
         #: enclosing blocks (module body, indented blocks), innermost last:
         #: [original statements, id -> index, index of the statement being ported]
@@ -162,9 +165,15 @@ class Walker(cst.CSTTransformer):
             self.updated[id(original)] = result
         elif kind is cst.IndentedBlock or kind is cst.Module:
             self.blocks.pop()
+            tail = self.carried.pop(id(original.body), None) if self.carried else None
+            if tail and isinstance(result, cst.IndentedBlock):
+                result = result.with_changes(footer=[*tail, *result.footer])
         elif kind in STATEMENT_TYPES:
             self.holders.pop()
             self.depth -= 1
+            lead = self.carried.pop(id(original), None) if self.carried else None
+            if lead and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                result = result.with_changes(leading_lines=[*lead, *result.leading_lines])
             if isinstance(result, cst.SimpleStatementLine) and not result.body:
                 if self.depth == 0:
                     self.orphan_lines.extend(result.leading_lines)

@@ -96,12 +96,16 @@ def parity(
     of the earlier cells. Raises :class:`~msmagic.parity_check.options.OptionError` (a
     ValueError) for a bad option, :class:`msmagic.PortSyntaxError` for a cell or
     ``against`` code that is not Python and :class:`ParityDeviceError` for a device
-    that is not available.
+    that is not available. An exception either side raises (SystemExit and Ctrl-C's
+    KeyboardInterrupt included) is not raised here: the run stops and the report holds
+    it (``torch_error``, ``ms_error``, ``interrupted``). Python's SIGINT handler is in
+    place again when this returns (see :mod:`msmagic.signals`).
     """
     import msmagic
     from msmagic.parity_check import run as R
     from msmagic.parity_check.options import ParityOptions
     from msmagic.parity_check.plan import plan_against, plan_steps
+    from msmagic.signals import restore_sigint
 
     started = time.perf_counter()
     opts = ParityOptions.create(options, **values)
@@ -110,31 +114,36 @@ def parity(
     # plan
     port = msmagic.port(source, session=session)
     against_plan = plan_against(opts.against) if opts.against is not None else None
-    R.use_device(opts.device)
-    if opts.seed is not None:
-        R.seed_all(opts.seed)
-    user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
-    shadow = shadow if shadow is not None else R.shadow_namespace()
-    # functions defined in a namespace without __name__ get __module__ None, which
-    # MindSpore's autodiff cannot handle
-    shadow.setdefault("__name__", "__msmagic_shadow__")
-    steps = plan_steps(source, port, opts.against, against_plan)
-    filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
-    # run, synchronising and comparing after each step
-    if session is not None:
-        R.import_earlier_modules(session, shadow)
-    bridged, notes = R.bridge(steps, user_ns, shadow)
-    restore = R.torch_default_device(opts.device)
     try:
-        run = R.execute(
-            # random draws are a property of the PyTorch statements: synchronised with
-            # explicit MindSpore code too (statements are paired in order)
-            steps, user_ns, shadow, port=port,
-            sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
-            each_step=True, keep_output=True, filenames=filenames,
-        )
+        R.use_device(opts.device)
+        if opts.seed is not None:
+            R.seed_all(opts.seed)
+        user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
+        shadow = shadow if shadow is not None else R.shadow_namespace()
+        # functions defined in a namespace without __name__ get __module__ None, which
+        # MindSpore's autodiff cannot handle
+        shadow.setdefault("__name__", "__msmagic_shadow__")
+        steps = plan_steps(source, port, opts.against, against_plan)
+        filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
+        # run, synchronising and comparing after each step
+        if session is not None:
+            R.import_earlier_modules(session, shadow)
+        bridged, notes = R.bridge(steps, user_ns, shadow)
+        restore = R.torch_default_device(opts.device)
+        try:
+            run = R.execute(
+                # random draws are a property of the PyTorch statements: synchronised with
+                # explicit MindSpore code too (statements are paired in order)
+                steps, user_ns, shadow, port=port,
+                sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
+                each_step=True, keep_output=True, filenames=filenames,
+            )
+        finally:
+            restore()
     finally:
-        restore()
+        # MindSpore's worker threads install a native SIGINT handler that ends the
+        # process on Ctrl-C: Ctrl-C after the run is a KeyboardInterrupt again
+        restore_sigint()
     return _report(source, opts, port, steps, run, bridged, notes, filenames, started)
 
 

@@ -10,13 +10,19 @@ raises :class:`OptionError`, a ``ValueError`` with a one-line message naming the
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["ParityOptions", "OptionError", "DEVICES"]
+__all__ = ["ParityOptions", "OptionError", "DEVICES", "MAX_SEED", "MAX_TIMEOUT"]
 
 DEVICES = ("CPU", "GPU", "Ascend")
+#: the largest seed: NumPy's legacy seeding and ``mindspore.set_seed`` take 0 .. 2**32 - 1
+MAX_SEED = 2**32 - 1
+#: the longest finite time limit in seconds (about 31 years; the interval timer behind
+#: ``timeout`` cannot be set much further ahead); ``inf`` means no limit
+MAX_TIMEOUT = 1e9
 
 
 class OptionError(ValueError):
@@ -34,8 +40,11 @@ class ParityOptions:
 
     ``device``: CPU, GPU or Ascend (None: CPU). ``rtol``/``atol``: a value matches when
     ``|Δ| <= atol + rtol * |PyTorch value|`` (atol 1e-5 is what
-    ``torch.testing.assert_close`` allows float32 values). ``seed``: seed both frameworks first.
-    ``timeout``: seconds each side may run. ``sync``: take from PyTorch what is
+    ``torch.testing.assert_close`` allows float32 values). ``seed``: seed Python, NumPy,
+    PyTorch and MindSpore first: an integer from 0 to 2**32 - 1, the range NumPy and
+    MindSpore accept. ``timeout``: seconds each side may run, more than 0 and at most
+    :data:`MAX_TIMEOUT`; ``math.inf`` (``--timeout inf``) means no limit and is kept as
+    None. ``sync``: take from PyTorch what is
     not to be compared: random draws (replayed in order inside loops and functions),
     freshly initialised parameters, shuffle orders, and the gradients each optimizer step
     applies (after comparing them). ``against``: explicit MindSpore
@@ -64,12 +73,23 @@ class ParityOptions:
             if not _real(value) or not value >= 0:  # also rejects nan
                 raise OptionError(name, f"must be a number >= 0, not {value!r}")
             put(name, float(value))
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
-            raise OptionError("seed", f"must be an integer, not {self.seed!r}")
+        if self.seed is not None:
+            if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+                raise OptionError("seed", f"must be an integer, not {self.seed!r}")
+            if not 0 <= self.seed <= MAX_SEED:
+                raise OptionError("seed", f"must be from 0 to {MAX_SEED} (2**32 - 1), not {self.seed!r}")
+            put("seed", int(self.seed))
         if self.timeout is not None:
-            if not _real(self.timeout) or not self.timeout > 0:
-                raise OptionError("timeout", f"must be a positive number of seconds, not {self.timeout!r}")
-            put("timeout", float(self.timeout))
+            timeout = self.timeout
+            if not _real(timeout) or not timeout > 0:  # also rejects nan
+                raise OptionError("timeout", f"must be a positive number of seconds, not {timeout!r}")
+            if timeout == math.inf:
+                put("timeout", None)
+            elif timeout > MAX_TIMEOUT:
+                raise OptionError(
+                    "timeout", f"must be at most {MAX_TIMEOUT:g} seconds (inf for no limit), not {timeout!r}")
+            else:
+                put("timeout", float(timeout))
         if not isinstance(self.sync, bool):
             raise OptionError("sync", f"must be True or False, not {self.sync!r}")
         if self.against is not None:

@@ -10,9 +10,11 @@ namespace, and readable errors. torch and mindspore are imported inside the func
 
 from __future__ import annotations
 
+from ast import PyCF_ALLOW_TOP_LEVEL_AWAIT  # a compile flag: parity parses nothing
 import builtins
 import contextlib
 import functools
+import inspect
 import io
 import itertools
 import linecache
@@ -41,6 +43,7 @@ from msmagic.parity_check.compare import (
 from msmagic.parity_check.options import ParityOptions
 from msmagic.parity_check.plan import Step, plan_steps
 from msmagic.parity_check.sync import Synchroniser, learn
+from msmagic.signals import restore_sigint
 
 __all__ = [
     "PairRun",
@@ -250,6 +253,7 @@ def execute(
         if not ms_alive:
             continue
         failed = syncer.after(step, tns, mns)
+        restore_sigint()
         run.rows.extend(failed)
         if each_step and run.first_divergence is None and failed:
             run.first_divergence = (step.index, failed)
@@ -263,6 +267,7 @@ def execute(
             bad = [r for r in rows if r.status != MATCH]
             if bad:
                 run.first_divergence = (step.index, bad)
+            restore_sigint()
     syncer.finish()
     run.notes.extend(syncer.notes)
     if names is None:
@@ -285,6 +290,7 @@ def execute(
         run.rows.append(row)
         if row.status != MATCH and run.first_divergence is None and each_step:
             run.first_divergence = (steps[-1].index, [row])
+    restore_sigint()
     return run
 
 
@@ -298,7 +304,9 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
 
     ``want_value``: the step is the cell's last lone expression: the first ``head``
     lines run as statements (imports the port added), the rest is evaluated and its value
-    returned (``_NO_VALUE`` when that side's code is not an expression).
+    returned (``_NO_VALUE`` when that side's code is not an expression). Top-level
+    ``await`` works as in a plain IPython cell (see :func:`_run_code`). MindSpore's SIGINT
+    handler is replaced by Python's again afterwards.
     """
     left = budget[side]
     t0 = time.perf_counter()
@@ -312,20 +320,74 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
                 lines = code.splitlines(keepends=True)
                 prelude, last = "".join(lines[:head]), "".join(lines[head:])
                 try:
-                    expr = compile(pad + "\n" * prelude.count("\n") + last, filename, "eval")
+                    expr = _compile(pad + "\n" * prelude.count("\n") + last, filename, "eval")
                 except SyntaxError:
                     expr = None  # this side's code is statements: run it, no value
                 if expr is not None:
                     if prelude.strip():
-                        exec(compile(pad + prelude, filename, "exec"), ns)
-                    return eval(expr, ns)
-            exec(compile(pad + code, filename, "exec"), ns)
+                        _run_code(_compile(pad + prelude, filename, "exec"), ns)
+                    return _run_code(expr, ns)
+            _run_code(_compile(pad + code, filename, "exec"), ns)
             return _NO_VALUE
     finally:
         spent = time.perf_counter() - t0
         run.timings[side] += spent
         if left is not None:
             budget[side] = left - spent
+        restore_sigint()
+
+
+def _compile(source: str, filename: str, mode: str) -> types.CodeType:
+    """Compile a step as IPython compiles a cell: top-level ``await`` allowed, and none
+    of this module's ``__future__`` imports."""
+    return compile(source, filename, mode, flags=PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
+def _run_code(code: types.CodeType, ns: dict):
+    """Run compiled step code in ``ns``; its value for an expression.
+
+    Code with a top-level ``await`` evaluates to a coroutine, which runs to its end here on
+    the event loop IPython runs such cells on. Inside a Jupyter kernel that loop's thread
+    is already running the kernel's own loop, which cannot be re-entered: the coroutine
+    then runs on IPython's loop (or one of msmagic's) while the kernel's loop waits.
+    """
+    value = eval(code, ns)
+    if not code.co_flags & inspect.CO_COROUTINE:
+        return value
+    import asyncio
+
+    running = asyncio._get_running_loop()
+    loop = _event_loop(running)
+    task = loop.create_task(value)
+    asyncio._set_running_loop(None)
+    try:
+        return loop.run_until_complete(task)
+    finally:
+        asyncio._set_running_loop(running)
+        if not task.done():  # stopped by --timeout or Ctrl-C: do not resume it later
+            task.cancel()
+
+
+_OWN_LOOP = None
+
+
+def _event_loop(running):
+    """The loop a top-level ``await`` runs on: IPython's, which plain cells use, unless
+    that one is the loop running in this thread already."""
+    global _OWN_LOOP
+    import asyncio
+
+    try:
+        from IPython.core.async_helpers import get_asyncio_loop
+
+        loop = get_asyncio_loop()
+    except ImportError:
+        loop = None
+    if loop is None or loop is running or loop.is_closed() or loop.is_running():
+        if _OWN_LOOP is None or _OWN_LOOP.is_closed():
+            _OWN_LOOP = asyncio.new_event_loop()
+        loop = _OWN_LOOP
+    return loop
 
 
 # ----------------------------------------------------------------------------- set-up

@@ -182,14 +182,25 @@ def _convert(ctx, cls: cst.ClassDef) -> tuple[Optional[cst.ClassDef], str]:
     if problem:
         return None, problem
     construct = fwd.with_changes(
-        name=cst.Name("construct"), decorators=[],
+        name=cst.Name("construct"), decorators=[], leading_lines=_without_decorators(fwd),
         params=fwd.params.with_changes(params=[fwd.params.params[0].with_changes(name=cst.Name("self")),
                                                *fwd.params.params[1:]]),
         body=fwd.body.with_changes(body=fwd_body),
     )
-    bprop = bprop.with_changes(leading_lines=bwd.leading_lines)
+    bprop = bprop.with_changes(leading_lines=[*_without_decorators(bwd), *bwd.lines_after_decorators])
     new_body = [construct if s is fwd else bprop if s is bwd else s for s in body]
     return cls.with_changes(body=cls.body.with_changes(body=new_body)), ""
+
+
+def _without_decorators(fn: cst.FunctionDef) -> list:
+    """The lines above ``fn`` once its decorators are removed: its own, and the
+    comments written on and between the decorators."""
+    lines = list(fn.leading_lines)
+    for d in fn.decorators:
+        lines += d.leading_lines
+        if d.trailing_whitespace.comment is not None:
+            lines.append(cst.EmptyLine(comment=d.trailing_whitespace.comment))
+    return lines
 
 
 class _Returns(cst.CSTTransformer):

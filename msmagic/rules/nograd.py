@@ -167,6 +167,8 @@ def _unwrap_with(ctx, original: cst.With, updated):
         stmts = list(body.body)
         if body.header.comment is not None:  # a comment on the `with` line
             lead.append(cst.EmptyLine(comment=body.header.comment))
+        # comment lines after the body's last statement stay after it
+        ctx.carry_lines(body.footer)
     stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
     return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
 
@@ -175,15 +177,21 @@ def _unwrap_with(ctx, original: cst.With, updated):
 def _drop_decorators(ctx, original: cst.FunctionDef, updated):
     if not isinstance(updated, cst.FunctionDef):
         return updated
-    keep = [u for o, u in zip(original.decorators, updated.decorators) if not _is_grad_mode(ctx, o.decorator)]
-    if len(keep) == len(updated.decorators):
+    drop = [_is_grad_mode(ctx, o.decorator) for o in original.decorators]
+    if not any(drop):
         return updated
-    lead = list(updated.leading_lines)
-    if not keep:  # the decorator's own leading lines (comments) stay with the function
-        lead += list(updated.decorators[0].leading_lines)
-    elif len(keep) < len(updated.decorators):
-        keep[0] = keep[0].with_changes(leading_lines=updated.decorators[0].leading_lines)
-    return updated.with_changes(decorators=keep, leading_lines=lead)
+    # the lines above a removed decorator and its comment go above what follows it
+    keep, pending = [], []
+    for gone, d in zip(drop, updated.decorators):
+        if gone:
+            pending += d.leading_lines
+            if d.trailing_whitespace.comment is not None:
+                pending.append(cst.EmptyLine(comment=d.trailing_whitespace.comment))
+        else:
+            keep.append(d.with_changes(leading_lines=[*pending, *d.leading_lines]) if pending else d)
+            pending = []
+    return updated.with_changes(decorators=keep,
+                                lines_after_decorators=[*pending, *updated.lines_after_decorators])
 
 
 @statement_hook("NGR003", cst.SimpleStatementLine)

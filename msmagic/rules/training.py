@@ -1346,6 +1346,7 @@ def _training_step(ctx, original, updated):
             out.append(replace[j])
             continue
         if j in drop:
+            out.append(_comments_of(u))
             continue
         if i is None:
             out.append(u)
@@ -1360,13 +1361,19 @@ def _training_step(ctx, original, updated):
             continue
         seg, step, opt = owner_of[i]
         role = seg.index.get(i)
-        if i in seg.forward or role in ("zero", "backward"):
+        if i in seg.forward:
+            continue
+        if role in ("zero", "backward"):
+            out.append(_comments_of(u))
             continue
         elif role == "clip":
             out.append(_clip(ctx, stmts[i], u, step.grads).with_changes(leading_lines=u.leading_lines))
         elif role == "step":
-            out.append(_stmt(f"{opt}({step.grads})\n").with_changes(
-                leading_lines=u.leading_lines, trailing_whitespace=u.trailing_whitespace))
+            new_step = _stmt(f"{opt}({step.grads})\n").with_changes(
+                leading_lines=u.leading_lines, trailing_whitespace=u.trailing_whitespace)
+            ctx.edit("TRN001", new_step, node=seg.calls[i], api="optimizer.step()",
+                     detail=f"{opt}.step() -> {opt}({step.grads})")
+            out.append(new_step)
         else:
             out.append(u)
     defs = []
@@ -1377,12 +1384,41 @@ def _training_step(ctx, original, updated):
         ctx.edit("TRN007", None, node=p.backs[1], api="optimizer.step()",
                  detail=f"{len(built)} optimizer steps in one block: one forward function and "
                         "value_and_grad each")
-    new = updated.with_changes(body=updated.body.with_changes(body=out))
+    out, tail = _place_comments(out)
+    new = updated.with_changes(body=updated.body.with_changes(body=out, footer=[*tail, *updated.body.footer]))
     defs += hoisted or []
     if len(owners) > 1:  # defined before the outermost loop: stash them with it
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
     return _emit(ctx, original, new, defs)
+
+
+def _comments_of(line, blank: bool = False) -> list:
+    """The comment lines of a statement the rewrite drops: those above it (with the
+    blank lines, when ``blank``) and the one ending its line."""
+    kept = [e for e in line.leading_lines if blank or e.comment is not None]
+    tw = line.trailing_whitespace
+    # the user's comment, without the "# msmagic:" notes a rule put on the line
+    own = tw.comment.value.split("# msmagic:")[0].rstrip() if tw.comment is not None else ""
+    if own:
+        kept.append(cst.EmptyLine(comment=cst.Comment(own)))
+    return kept
+
+
+def _place_comments(out: list) -> tuple[list, list]:
+    """``out`` holds statements and, where dropped statements were, their comment lines:
+    the comment lines go above the next statement; those after the last one are
+    returned apart, for the end of the block."""
+    nodes, pending = [], []
+    for item in out:
+        if isinstance(item, list):
+            pending += item
+        elif pending and isinstance(item, cst.CSTNode):
+            nodes.append(item.with_changes(leading_lines=[*pending, *item.leading_lines]))
+            pending = []
+        else:
+            nodes.append(item)
+    return nodes, pending
 
 
 def _emit(ctx, original, updated, defs):
@@ -1535,11 +1571,12 @@ def _drop(ctx, p, original, updated, name, rule="TRN006",
     what = f"{_callee(c)}.{name}()" if isinstance(c.func, cst.Attribute) else f"{_callee(c)}()"
     ctx.edit(rule, None, node=c, api=f".{name}()", detail=f"{what} removed: {why}")
     if ctx.depth == 0:
-        ctx.carry_lines(updated.leading_lines)
+        ctx.carry_lines(_comments_of(updated, blank=True))
         return cst.RemovalSentinel.REMOVE
     stmts, index = ctx.blocks[-1]
     dropped = {i for i, r in p.index.items() if r in ("step", "zero")}
     if _docstring(stmts) or len(dropped) < len(stmts) or index != min(dropped):
+        ctx.carry_lines(_comments_of(updated))
         return cst.RemovalSentinel.REMOVE
     return updated.with_changes(body=[cst.Pass()])  # the first statement of an emptied block
 
@@ -1560,7 +1597,7 @@ def _top_step(ctx, p, stmts, i, original, updated):
     last_back = max(k for k, r in p.index.items() if r == "backward")
     _forget(ctx, [original])
     if role == "zero" or (role == "backward" and i != last_back):
-        ctx.carry_lines(updated.leading_lines)
+        ctx.carry_lines(_comments_of(updated, blank=True))
         return cst.RemovalSentinel.REMOVE
     if role == "backward":
         kept = _lines(ctx)
@@ -1587,8 +1624,11 @@ def _top_step(ctx, p, stmts, i, original, updated):
         return cst.FlattenSentinel([fn, step.gfn, call, *lookup, *[kept[k] for k in p.between]])
     if role == "clip":
         return _clip(ctx, original, updated, state["grads"]).with_changes(leading_lines=updated.leading_lines)
-    return _stmt(f"{state['opt']}({state['grads']})\n").with_changes(
+    new_step = _stmt(f"{state['opt']}({state['grads']})\n").with_changes(
         leading_lines=updated.leading_lines, trailing_whitespace=updated.trailing_whitespace)
+    ctx.edit("TRN001", new_step, node=p.calls[i], api="optimizer.step()",
+             detail=f"{state['opt']}.step() -> {state['opt']}({state['grads']})")
+    return new_step
 
 
 # ----------------------------------------------------------------------------- format specs

@@ -732,7 +732,7 @@ def test_two_optimizer_steps_in_one_loop_body_get_a_forward_function_each():
                 print(d_loss.item(), g_loss.item())
         """,
         edits=["IMP001", "IMP001", "LAY001", "LAY001", "OPT002", "OPT001", "OPT002", "OPT001",
-               "TRN007", "TRN007", "TRN001", "TRN001", "TRN007", "TNS001", "TNS001"],
+               "TRN007", "TRN007", "TRN001", "TRN001", "TRN007", "TRN001", "TRN001", "TNS001", "TNS001"],
     )
 
 
