@@ -150,7 +150,7 @@ def parity(
 def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
     """The ParityReport of a run."""
     from msmagic.parity_check.report import Divergence, ParityReport, StatementError
-    from msmagic.parity_check.run import readable_traceback
+    from msmagic.parity_check.run import readable_traceback, written_twice
     from msmagic.result import PortResult, Statement
 
     shown = port
@@ -221,6 +221,9 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
         lines = printed.splitlines()
         text = "\n".join(lines[:20]) + (f"\n... ({len(lines) - 20} more lines)" if len(lines) > 20 else "")
         report.notes.append(f"The MindSpore side printed:\n{text}")
+    twice = written_twice(run)
+    if twice:
+        report.notes.append(twice)
     if run.timed_out:
         report.notes.append(f"The {run.timed_out} side ran past --timeout {opts.timeout:g} s and was stopped.")
     if run.interrupted:

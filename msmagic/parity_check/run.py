@@ -18,6 +18,7 @@ import inspect
 import io
 import itertools
 import linecache
+import os
 import signal
 import threading
 import time
@@ -96,6 +97,9 @@ class PairRun:
     ms_stdout: Any = field(default_factory=io.StringIO)
     #: what could not be synchronised (for the report's notes)
     notes: list[str] = field(default_factory=list)
+    #: side -> {path: the modes the side's code opened it with for writing}: a cell runs
+    #: once per side, so what it writes to files it writes twice
+    written: dict = field(default_factory=lambda: {"torch": {}, "mindspore": {}})
 
     @property
     def error_statement(self) -> Optional[int]:
@@ -315,7 +319,7 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
     out = contextlib.redirect_stdout(run.ms_stdout) if side == "mindspore" else contextlib.nullcontext()
     pad = "\n" * max(first_line - 1, 0)
     try:
-        with _alarm(left), out:
+        with _alarm(left), out, _watch_writes(run.written[side]):
             if want_value:
                 lines = code.splitlines(keepends=True)
                 prelude, last = "".join(lines[:head]), "".join(lines[head:])
@@ -335,6 +339,39 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
         if left is not None:
             budget[side] = left - spent
         restore_sigint()
+
+
+@contextmanager
+def _watch_writes(written: dict):
+    """Record the files opened for writing (``open``/``io.open`` with a w, a, x or +
+    mode) while a side runs: path -> modes."""
+    real = builtins.open
+
+    def watching(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and any(c in str(mode) for c in "wax+"):
+            written.setdefault(os.fsdecode(file), set()).add(str(mode))
+        return real(file, mode, *args, **kwargs)
+
+    builtins.open = io.open = watching
+    try:
+        yield
+    finally:
+        builtins.open = io.open = real
+
+
+def written_twice(run) -> str:
+    """The report's note when both sides wrote the same files ("" when they did not)."""
+    both = sorted(set(run.written["torch"]) & set(run.written["mindspore"]))
+    if not both:
+        return ""
+    appended = [p for p in both if any("a" in m for m in run.written["torch"][p])]
+    shown = ", ".join(os.path.basename(p) for p in both[:5]) + (" ..." if len(both) > 5 else "")
+    text = (f"The cell ran once on each side, so it wrote {shown} twice (the MindSpore side's "
+            "file is the one left)")
+    if appended:
+        text += (f"; {', '.join(os.path.basename(p) for p in appended[:5])} was appended to by both "
+                 "sides and holds both runs' output")
+    return text + "."
 
 
 def _compile(source: str, filename: str, mode: str) -> types.CodeType:
