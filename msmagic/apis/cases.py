@@ -659,7 +659,7 @@ case("torch.dtype", """
     import torch
     x = torch.ones(2)
     is_dtype = isinstance(x.dtype, torch.dtype)
-    is_device = isinstance(torch.float32, torch.dtype)
+    float_is_dtype = isinstance(torch.float32, torch.dtype)
 """)
 
 # --- grad modes, seeds, autograd

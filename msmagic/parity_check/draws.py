@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import sys
 from typing import Optional
 
@@ -82,10 +83,7 @@ class DrawReplay:
                 replay.dropped += 1
             return out
 
-        draw.__wrapped__ = fn
-        draw.__name__ = getattr(fn, "__name__", name)
-        draw.__doc__ = getattr(fn, "__doc__", None)
-        return draw
+        return functools.wraps(fn)(draw)
 
     # MindSpore side -------------------------------------------------------------------
 
@@ -140,10 +138,7 @@ class DrawReplay:
             replay.replayed[name] += 1
             return mindspore.Tensor(value, dtype=out.dtype)
 
-        draw.__wrapped__ = fn
-        draw.__name__ = getattr(fn, "__name__", name)
-        draw.__doc__ = getattr(fn, "__doc__", None)
-        return draw
+        return functools.wraps(fn)(draw)
 
     def summary(self) -> str:
         """What the MindSpore side took in this run ("" when nothing)."""

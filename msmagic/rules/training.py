@@ -432,11 +432,9 @@ def _zero_helper_receivers(fdef) -> Optional[list]:
             or not isinstance(fdef.body, cst.IndentedBlock):
         return None
     receivers = []
-    for k, stmt in enumerate(fdef.body.body):
+    body = fdef.body.body
+    for stmt in body[_docstring(body):]:
         c = _call_of(stmt)
-        if c is None and k == 0 and isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-                and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.SimpleString):
-            continue  # a docstring
         if _method_name(c) != "zero_grad" or any(a.keyword is None or a.keyword.value != "set_to_none"
                                                  for a in c.args):
             return None

@@ -246,3 +246,19 @@ def test_set_default_device_is_a_guarded_set_device():
     import mindspore
 
     assert mindspore.get_current_device().device_target == "CPU"
+
+
+def test_device_and_dtype_as_types_run_alike():
+    """``torch.device``/``torch.dtype`` in annotations and isinstance checks become
+    ``str``/``mindspore.Type``: the ported function gives PyTorch's answers."""
+    run = run_pair(
+        "import torch\n"
+        "def describe(x: torch.Tensor, dev: torch.device, dt: torch.dtype = torch.float32) -> int:\n"
+        "    return int(isinstance(dev, torch.device)) + 2 * int(isinstance(dt, torch.dtype))\n"
+        "device = torch.device('cpu')\n"
+        "code = describe(torch.ones(2), device, torch.float64)\n"
+        "other = int(isinstance(torch.ones(2).dtype, torch.dtype))\n"
+    )
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.torch_ns["code"] == 3 and run.agree("code", "other"), run.explain()
+    assert "dev: str" in run.port.code and "mindspore.Type" in run.port.code
