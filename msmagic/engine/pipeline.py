@@ -164,18 +164,23 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         state.edit_log, module, new_module, state.imports.inserted, walker.top_origin, _title,
     )
     out = unmask(code, masked)
-    if out != source:
-        _check_parses(out)
     statements, module_params = _plan(state, facts, in_ranges, after_of, code)
     notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
-    session.learn_imports(state.cell_imports)
-    session.mindspore_names.update(state.imports.out_names)
-    session.module_classes.update(state.module_classes)
-    session.kinds.update(walker.scopes[0])
-    session.definitions.update(top_level_calls(module))
-    session.functions.update(top_level_functions(module))
-    session.module_names |= state.module_names
-    session.class_infos.update(state.class_infos)
+    learned = (state.cell_imports, state.imports.out_names, state.module_classes, walker.scopes[0],
+               top_level_calls(module), top_level_functions(module), state.module_names, state.class_infos)
+    # the trees are not needed any more: free them before parsing the output once more
+    del state, walker, module, new_module
+    if out != source:
+        _check_parses(out)
+    imports, out_names, module_classes, kinds, calls, functions, module_names, class_infos = learned
+    session.learn_imports(imports)
+    session.mindspore_names.update(out_names)
+    session.module_classes.update(module_classes)
+    session.kinds.update(kinds)
+    session.definitions.update(calls)
+    session.functions.update(functions)
+    session.module_names |= module_names
+    session.class_infos.update(class_infos)
     session.module_params.update(module_params)
     return PortResult(
         source=source,
