@@ -1,9 +1,12 @@
-"""Ctrl-C stays a KeyboardInterrupt after MindSpore ran: real SIGINTs to real processes.
+"""Ctrl-C stays a KeyboardInterrupt while and after MindSpore runs: real SIGINTs to real
+processes.
 
 MindSpore installs a native SIGINT handler that sends the process SIGTERM (see
-msmagic.signals). The control run shows that handler ending a plain script with
-status -15; under msmagic the same signal gives KeyboardInterrupt, in a script using
-msmagic.parity() and in terminal IPython under a pseudo-terminal.
+msmagic.signals). The control runs show that handler ending a plain script, and a parity
+run without msmagic's SIGTERM handler, with status -15; under msmagic the same signal gives
+KeyboardInterrupt, in a script using msmagic.parity() (after a run, and while MindSpore
+executes a training loop), in terminal IPython under a pseudo-terminal and in a Jupyter
+kernel (tests/test_kernel_interrupt.py).
 """
 
 from __future__ import annotations
@@ -219,9 +222,151 @@ def test_terminal_ipython_survives_ctrl_c_after_parity(tmp_path):
         child.expect(r"In \[6\]: ")
         child.sendline("print(1+1)")
         child.expect(r"\r\n2\r\n")
+        # Ctrl-C while a plain cell's MindSpore loop executes (MindSpore's handler in place)
+        child.expect(r"In \[7\]: ")
+        child.sendline("print('looping'); x = mindspore.ops.ones((64, 64))")
+        child.sendline("for _ in range(10**7): x = mindspore.ops.matmul(x, x) * 0.01")
+        child.sendline("")
+        child.expect(r"\r\nlooping\r\n")
+        child.expect(r"In \[8\]: ")
+        time.sleep(1.5)
+        child.sendintr()
+        child.expect("KeyboardInterrupt")
+        child.expect(r"In \[9\]: ")
+        child.sendline("print(float(mindspore.ops.ones(3).sum()))")  # MindSpore still computes
+        child.expect(r"\r\n3\.0\r\n")
         assert child.isalive()
         child.sendline("exit")
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0 and child.signalstatus is None
+
+
+# A parity run whose last statement is a training loop that ends after 21 steps on the
+# PyTorch side and runs on (100,000 steps) on the MindSpore side. ``_run_side`` is wrapped to
+# say on stdout when the MindSpore side of that loop starts, so the signal below lands
+# while MindSpore executes; the signal itself is real.
+LOOP_CELL = """\
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(64, 16)
+y = torch.randn(64, 1)
+for step in range(100000):
+    loss = ((model(x) - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step == 20 and type(loss).__module__.startswith("torch"):
+        break  # only the MindSpore side runs on until the signal
+"""
+
+DURING_MINDSPORE_SCRIPT = f"""
+import contextlib, sys
+import msmagic
+import msmagic.signals
+from msmagic.parity_check import run as R
+
+if sys.argv[1] == "control":  # what happens without msmagic's SIGTERM handler
+    msmagic.signals.interrupts_from_mindspore = contextlib.nullcontext
+original = R._run_side
+
+def announced(code, *args):
+    if "for step in" in code and "mindspore" in args:
+        print("mindspore side of the loop", flush=True)
+    return original(code, *args)
+
+R._run_side = announced
+report = msmagic.parity({LOOP_CELL!r}, timeout=600)
+print("interrupted" if report.interrupted else "not interrupted", flush=True)
+print("compared:", sorted(r.name for r in report.rows if r.status == "match"), flush=True)
+"""
+
+
+def _interrupt_during_mindspore(mode: str, delay: float, cwd) -> tuple[int, str]:
+    proc = subprocess.Popen([PYTHON, "-c", DURING_MINDSPORE_SCRIPT, mode], cwd=cwd, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if line.strip() == "mindspore side of the loop":
+                time.sleep(delay)  # MindSpore is in the middle of its training steps
+                os.kill(proc.pid, signal.SIGINT)
+                break
+        rest, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, "".join(lines) + rest
+
+
+@pytest.mark.timeout(600)
+def test_sigint_while_mindspore_executes_stops_the_parity_run_with_a_report(tmp_path):
+    """Three real SIGINTs at different points of MindSpore's training loop: each run
+    stops with a report of what was compared before the loop (the model's parameters were
+    copied across, not compared); none kills the process."""
+    for delay in (0.3, 1.1, 2.4):
+        status, out = _interrupt_during_mindspore("msmagic", delay, tmp_path)
+        assert status == 0, (delay, status, out)
+        assert "\ninterrupted\n" in out, (delay, out)
+        # the statements before the loop were compared on both sides
+        assert "compared: ['x', 'y']" in out, out
+
+
+@pytest.mark.timeout(300)
+def test_control_sigint_while_mindspore_executes_kills_a_run_without_the_sigterm_handler(tmp_path):
+    """The same signal with msmagic's SIGTERM handler left out ends the process (-15):
+    what the test above guards against."""
+    status, out = _interrupt_during_mindspore("control", 1.1, tmp_path)
+    assert "mindspore side of the loop" in out, out
+    assert status == -signal.SIGTERM and "interrupted" not in out, (status, out)
+
+
+EXTERNAL_SIGTERM_SCRIPT = """
+import sys, time
+import mindspore, numpy as np
+from msmagic.signals import interrupts_from_mindspore, restore_sigint
+net = mindspore.nn.Dense(3, 2)
+_ = net(mindspore.Tensor(np.ones((4, 3), np.float32))).asnumpy()
+restore_sigint()
+with interrupts_from_mindspore() as active:
+    print("sleeping" if active else "not active", flush=True)
+    try:
+        time.sleep(45)
+        print("slept through", flush=True)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt caught", flush=True)
+"""
+
+
+def test_a_sigterm_from_outside_still_ends_the_process(tmp_path):
+    """While msmagic's SIGTERM handler is active and Python's SIGINT handler is in place,
+    a SIGTERM is someone else's: the process ends as it would have without msmagic."""
+    proc = subprocess.Popen([PYTHON, "-c", EXTERNAL_SIGTERM_SCRIPT], cwd=tmp_path, env=_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "sleeping", line
+        time.sleep(0.3)
+        proc.terminate()
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGTERM and "KeyboardInterrupt" not in out, (proc.returncode, out)
+
+
+def test_sigint_owner_names_the_library_that_handles_sigint():
+    from msmagic.signals import sigint_owner
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads struct sigaction (Linux)")
+    signal.signal(signal.SIGINT, signal.getsignal(signal.SIGINT))
+    owner = sigint_owner()
+    assert owner is not None and "python" in owner.lower(), owner

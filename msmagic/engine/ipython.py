@@ -141,6 +141,9 @@ class Masked:
         #: 0-based line index of a timed statement -> the comment text marking its line
         #: (so the prefix goes back on the statement it timed, wherever a rule put it)
         self.markers: dict[int, str] = {}
+        #: placeholders of the lines a backslash joins to an IPython line above them
+        #: (``!pip install \\`` then ``  torch``): put back exactly as written
+        self.continued: set[str] = set()
         #: what libcst would drop, put back byte for byte: a byte order mark, a last
         #: ``\r``, the form feeds before statements (0-based line -> leading text up to
         #: the last form feed) and the comment lines ending the cell
@@ -195,8 +198,17 @@ def _mask_ipython(source: str) -> Masked:
     restore: dict[str, str] = {}
     prefixes: dict[int, str] = {}
     markers: dict[int, str] = {}
+    continued: set[str] = set()
     out = []
+    cont = None  # indentation of the IPython line a trailing backslash continues
     for i, line in enumerate(lines):
+        if cont is not None:  # IPython joins it to the line above: kept as written
+            key = _PLACEHOLDER.format(len(restore))
+            restore[key] = line
+            continued.add(key)
+            out.append(f"{cont}{key}")
+            cont = cont if line.rstrip("\r").endswith("\\") else None
+            continue
         if header is not None and i == header.index:
             at = header.statement_at
             if header.line[at:].strip():  # %%timeit -n 3 <setup statement>
@@ -217,10 +229,13 @@ def _mask_ipython(source: str) -> Masked:
             key = _PLACEHOLDER.format(len(restore))
             restore[key] = line
             out.append(f"{indent}{key}")
+            if line.rstrip("\r").endswith("\\"):
+                cont = indent
             continue
         out.append(line)
     masked = Masked("\n".join(out), restore, prefixes, header)
     masked.markers = markers
+    masked.continued = continued
     if header is not None and header.python_body is None:
         try:  # an unknown cell magic: its body is ported only when it is Python
             ast.parse(masked.text)
@@ -365,7 +380,9 @@ def unmask(text: str, masked: Masked) -> str:
     src_lines = masked.text.split("\n")
     for i, line in enumerate(lines):
         key = line.strip()
-        if key in masked.restore:
+        if key in masked.continued:
+            lines[i] = masked.restore[key]
+        elif key in masked.restore:
             indent = line[: len(line) - len(line.lstrip())]
             lines[i] = indent + masked.restore[key].lstrip()
     found: dict[int, int] = {}  # masked line -> output line

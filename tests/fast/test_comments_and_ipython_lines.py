@@ -143,6 +143,32 @@ def test_timed_setup_statement_of_a_cell_magic_stays_on_the_first_line():
     )
 
 
+def test_backslash_continued_ipython_lines_are_kept_as_written():
+    """IPython joins a shell or magic line ending in a backslash with the next line:
+    the continuation lines are part of it, not Python (they used to be refused as an
+    unexpected indent)."""
+    assert_ports_ipython(
+        "!pip install \\\n  --quiet numpy\nimport torch\nx = torch.ones(2)\n",
+        "!pip install \\\n  --quiet numpy\nimport mindspore\nx = mindspore.ops.ones(2)\n",
+        dedent_text=False,
+    )
+    assert_ports_ipython(
+        "files = !ls \\\r\n   -l\r\nimport torch\r\nx = torch.zeros(1)\r\n",
+        "files = !ls \\\r\n   -l\r\nimport mindspore\r\nx = mindspore.ops.zeros(1)\r\n",
+        dedent_text=False,
+    )
+
+
+def test_backslash_continued_ipython_lines_move_with_an_unwrapped_block():
+    assert_ports_ipython(
+        "import torch\nwith torch.no_grad():\n    %pip install \\\n        numpy \\\n"
+        "      scipy\n    y = torch.zeros(2)\n",
+        "import mindspore\n%pip install \\\n        numpy \\\n      scipy\n"
+        "y = mindspore.ops.zeros(2)\n",
+        dedent_text=False,
+    )
+
+
 def test_the_timing_marker_never_reaches_the_output():
     r = msmagic.port("import torch\n%time a = torch.ones(2)\n%time b = 1  # note\n")
     assert "__msmagic" not in r.code
