@@ -33,7 +33,7 @@ test-fast: venv
 	$(PY) -m pytest -p no:cacheprovider -q tests/fast $(PYTEST_ARGS)
 
 # The real-browser test (tests/test_browser.py, marker `browser`) is part of `make test`;
-# this runs it alone and also refreshes the user guide's two screenshots in docs/images/.
+# this runs it alone and also refreshes the user guide's screenshots in docs/images/.
 # It needs Chromium at /usr/bin/chromium (apt-get install -y chromium) or at $MSMAGIC_CHROMIUM.
 screenshots: venv
 	MSMAGIC_DOCS_SCREENSHOTS=1 $(PY) -m pytest -m browser -p no:cacheprovider $(PYTEST_ARGS)

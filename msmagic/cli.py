@@ -2,7 +2,8 @@
 
 ``main(argv)`` returns the exit status instead of exiting, so tests can call it.
 Exit status: 0 done; 1 ``--check`` found something msmagic could not port; 2 usage or
-input error (nothing was written).
+input error (nothing was written); 3 a notebook cell is not valid Python (that cell was
+left as it is, the other cells were ported and written).
 """
 
 from __future__ import annotations
@@ -55,8 +56,11 @@ The report (rules applied and findings, per file and cell) goes to stderr; with
 --format json a JSON document goes to stdout instead of the code listing.
 
 Nothing is overwritten unless asked: -o naming an existing file is refused without
---force. If any input cannot be read or any cell is not valid Python, a one-line error
-names the file and cell, nothing is written, and the exit status is 2.
+--force. If any input cannot be read or a .py file is not valid Python, a one-line error
+names it (PATH:LINE:COLUMN for a syntax error), nothing is written, and the exit status
+is 2. A notebook cell that is not valid Python is reported in one line ("PATH cell
+N:LINE:COLUMN", the line counted within the cell) and left as it is; the other cells are
+ported and written, and the exit status is 3.
 
 Files are written whole to a hidden temporary file next to the target, synced to disk and
 then renamed over it, so an interrupted run leaves the old file or the complete new one.
@@ -66,11 +70,26 @@ layout (indentation, key order, escapes), its format version (3 or 4) and every 
 port did not change, byte for byte. Named pipes and other non-regular files are refused
 (skipped, with a note, inside a directory).
 
-Exit status: 0 ok; 1 with --check when there are findings; 2 errors."""
+Exit status: 0 ok; 1 with --check when there are findings; 2 errors (nothing written);
+3 a notebook cell is not valid Python (left as it is; the rest ported and written)."""
 
 
 class CliError(Exception):
     """A one-line error; the message names the file (and cell)."""
+
+
+class CellSyntaxError(CliError):
+    """A cell (or a .py file) that is not valid Python; ``error`` is the PortSyntaxError
+    with its line counted from the start of the cell as stored."""
+
+    def __init__(self, where: str, error) -> None:
+        self.where = where
+        self.error = error
+        super().__init__(f"error: {where}:{error.line}:{error.column}: {error.message}")
+
+
+#: the exit status when a notebook cell is not valid Python (the other cells were ported)
+EXIT_CELL_NOT_PORTED = 3
 
 
 # --------------------------------------------------------------------------- model
@@ -79,10 +98,11 @@ class CliError(Exception):
 @dataclass
 class CellReport:
     index: int  # 1-based, counting every cell of the notebook
-    kind: str  # "code" (ported), "skipped" (a non-Python cell magic)
+    kind: str  # "code" (ported), "skipped" (a non-Python cell magic), "error" (not valid Python)
     result: object = None  # PortResult
     line_offset: int = 0  # lines before the ported body (a %% magic line)
     note: str = ""
+    error: object = None  # the PortSyntaxError of an "error" cell, lines counted in the cell
 
     @property
     def findings(self):
@@ -445,9 +465,7 @@ def _port_text(text: str, session, where: str):
     try:
         result = port(body, session=session)
     except PortSyntaxError as exc:
-        raise CliError(
-            f"error: {where}: line {exc.line + offset}, column {exc.column}: {exc.message}"
-        ) from None
+        raise CellSyntaxError(where, exc.moved(offset)) from None
     except PortError as exc:  # valid input past msmagic's limits, or a port that does not parse
         raise CliError(f"error: {where}: {_first_line(exc)}") from None
     except RecursionError:
@@ -488,7 +506,13 @@ def _port_job(job: FileJob, session_factory, progress: Progress) -> None:
             job.cells.append(CellReport(cell.index, "skipped", note=f"{cell.language} cell left as it is"))
             progress.step(where)
             continue
-        code, result, offset, magic = _port_text(cell.source, session, where)
+        try:
+            code, result, offset, magic = _port_text(cell.source, session, where)
+        except CellSyntaxError as exc:
+            job.cells.append(CellReport(cell.index, "error", note="not valid Python; left as it is",
+                                        error=exc.error))
+            progress.step(where)
+            continue
         if result is None:
             job.cells.append(CellReport(cell.index, "skipped", note=f"%%{magic} cell left as it is"))
         else:
@@ -678,14 +702,24 @@ def _cell_label(job: FileJob, cell: CellReport) -> str:
     return job.display if job.kind == "py" else f"{job.display} cell {cell.index}"
 
 
+def _error_line(job: FileJob, cell: CellReport) -> str:
+    """The one line that reports a cell that is not valid Python: PATH cell N:LINE:COLUMN."""
+    e = cell.error
+    return f"error: {_cell_label(job, cell)}:{e.line}:{e.column}: {e.message} (cell left as it is)"
+
+
 def _report_text(jobs: list[FileJob]) -> str:
     from msmagic.render import plural, rule_title
 
     lines = []
     n_cells = n_edits = n_findings = 0
+    n_failed = sum(1 for j in jobs for c in j.cells if c.kind == "error")
     for job in jobs:
         for cell in job.cells:
             label = _cell_label(job, cell)
+            if cell.kind == "error":
+                lines.append(_error_line(job, cell))
+                continue
             if cell.result is None:
                 lines.append(f"{label}: skipped ({cell.note})")
                 continue
@@ -703,39 +737,62 @@ def _report_text(jobs: list[FileJob]) -> str:
                 lines.append(f"  rule {rid} {rule_title(rid, r.edits)}".rstrip())
             for f in sorted(r.unsupported, key=lambda f: (f.line, f.column)):
                 lines.append(f"  finding {_finding_line(f, cell.line_offset)}")
+    failed = f"{plural(n_failed, 'cell')} not valid Python (left as it is), " if n_failed else ""
     lines.append(
-        f"msmagic: {plural(len(jobs), 'file')}, {plural(n_cells, 'cell')} ported, "
+        f"msmagic: {plural(len(jobs), 'file')}, {plural(n_cells, 'cell')} ported, {failed}"
         f"{plural(n_edits, 'edit')}, {plural(n_findings, 'finding')}"
     )
     return "\n".join(lines)
 
 
 def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
+    """The ``--format json`` document. Every cell has the same keys: ``rules``, ``edits``
+    (rule, title, api, detail and the input and output line ranges, counted in the cell
+    as stored), ``findings`` (the same objects as the top-level ``findings`` list) and,
+    for a cell left as it is, ``note`` and ``error``. Totals are under ``counts``."""
     from msmagic.render import rule_title
 
-    files = []
+    files, findings, errors = [], [], []
+    counts = {"files": len(jobs), "cells_ported": 0, "cells_skipped": 0, "cells_not_valid_python": 0,
+              "edits": 0, "findings": 0}
     for job in jobs:
         cells = []
         for cell in job.cells:
-            entry = {"cell": cell.index if job.kind == "ipynb" else None, "skipped": cell.result is None}
-            if cell.result is not None:
-                r = cell.result
+            number = cell.index if job.kind == "ipynb" else None
+            entry = {"cell": number, "skipped": cell.result is None, "rules": [], "edits": [], "findings": []}
+            r, offset = cell.result, cell.line_offset
+            if r is not None:
+                counts["cells_ported"] += 1
                 entry["rules"] = [{"id": rid, "title": rule_title(rid, r.edits)} for rid in r.rule_ids]
-                entry["edits"] = len(r.edits)
-                entry["findings"] = [
-                    {"line": f.line + cell.line_offset, "column": f.column, "rule": f.rule_id,
-                     "api": f.api, "reason": f.reason}
-                    for f in r.unsupported
+                entry["edits"] = [
+                    {"rule": e.rule_id, "title": e.title, "api": e.api, "detail": e.detail,
+                     "input_lines": [e.before[0] + offset, e.before[1] + offset],
+                     "output_lines": [e.after[0] + offset, e.after[1] + offset]}
+                    for e in r.edits
                 ]
+                entry["findings"] = [
+                    {"path": job.display, "cell": number, "line": f.line + offset, "column": f.column,
+                     "rule": f.rule_id, "api": f.api, "reason": f.reason}
+                    for f in sorted(r.unsupported, key=lambda f: (f.line, f.column))
+                ]
+                findings += entry["findings"]
             else:
                 entry["note"] = cell.note
+            if cell.kind == "error":
+                counts["cells_not_valid_python"] += 1
+                entry["error"] = {"path": job.display, "cell": number, "line": cell.error.line,
+                                  "column": cell.error.column, "message": cell.error.message}
+                errors.append(entry["error"])
+            elif r is None:
+                counts["cells_skipped"] += 1
+            counts["edits"] += len(entry["edits"])
             cells.append(entry)
         item = {"path": job.display, "type": job.kind, "cells": cells}
         if include_code:
             item["code"] = job.output if job.kind == "py" else _listing(job)
         files.append(item)
-    total = sum(len(c.findings) for j in jobs for c in j.cells)
-    return {"files": files, "findings": total}
+    counts["findings"] = len(findings)
+    return {"files": files, "findings": findings, "errors": errors, "counts": counts}
 
 
 # --------------------------------------------------------------------------- writing
@@ -925,6 +982,7 @@ def _cmd_port(args, out, err) -> int:
     unchanged = [j for j in jobs if args.in_place and not j.changed]
 
     n_findings = sum(len(c.findings) for j in jobs for c in j.cells)
+    failed = [_error_line(j, c) for j in jobs for c in j.cells if c.kind == "error"]
     if args.format == "json":
         doc = _report_json(jobs, include_code=not writes_files and not args.check)
         doc["written"] = [str(w.job.path if w.in_place else w.target) for w in plan]
@@ -934,6 +992,8 @@ def _cmd_port(args, out, err) -> int:
         if skipped:
             doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
         out.write(json.dumps(doc, indent=2) + "\n")
+        for line in failed:  # errors are shown on stderr whatever the format
+            err.write(line + "\n")
     else:
         if not writes_files and not args.check:
             job = jobs[0]
@@ -947,6 +1007,11 @@ def _cmd_port(args, out, err) -> int:
                 err.write(f"wrote {shown}" + (f" (backup {w.backup})" if w.backup else "") + "\n")
             for job in unchanged:
                 err.write(f"{job.display}: nothing to port; not written, no backup\n")
+        else:
+            for line in failed:
+                err.write(line + "\n")
+    if failed:
+        return EXIT_CELL_NOT_PORTED
     if args.check and n_findings:
         if args.quiet and args.format != "json":
             err.write(f"msmagic: {n_findings} finding(s)\n")

@@ -8,6 +8,13 @@ problem in the input becomes a finding on the result, never an exception.
 
 from __future__ import annotations
 
+import re
+
+#: a line number inside a CPython message ("... on line 3"): it counts lines as the error's do
+_ON_LINE = re.compile(r"\bon line (\d+)\b")
+#: longest source line shown in full under a syntax error; longer ones are cut around the column
+_EXCERPT_WIDTH = 100
+
 
 class PortError(Exception):
     """Base class of the errors msmagic documents."""
@@ -24,6 +31,36 @@ class PortSyntaxError(PortError):
         self.line = line
         self.column = column
         super().__init__(f"line {line}, column {column}: {message}")
+
+    def moved(self, lines: int = 0, columns: int = 0) -> "PortSyntaxError":
+        """The same error for the cell seen from further out: *lines* more lines above it
+        (a ``%%`` magic line, a file's cell boundary) and *columns* more characters before
+        the error's line (indentation IPython removed). Line numbers the message itself
+        names ("... on line 2") move with it."""
+        if not lines and not columns:
+            return self
+        message = _ON_LINE.sub(lambda m: f"on line {int(m.group(1)) + lines}", self.message)
+        return PortSyntaxError(message, self.line + lines, self.column + columns)
+
+
+def source_excerpt(text: str, column: int, indent: str = "    ") -> str:
+    """*text* (the line a syntax error is on) and a caret under 1-based *column*, as two
+    lines each starting with *indent*; "" for a blank line. A tab before the column is
+    copied into the caret line, so the caret lines up however wide tabs are shown; a line
+    longer than the screen is cut around the column, the cuts marked with "...".
+    """
+    text = text.rstrip("\r\n")
+    if not text.strip():
+        return ""
+    index = min(max(column, 1), len(text) + 1) - 1
+    if len(text) > _EXCERPT_WIDTH:
+        start = max(0, min(index - _EXCERPT_WIDTH // 2, len(text) - _EXCERPT_WIDTH))
+        end = start + _EXCERPT_WIDTH
+        head = "..." if start > 0 else ""
+        tail = "..." if end < len(text) else ""
+        text, index = head + text[start:end] + tail, index - start + len(head)
+    pad = "".join(c if c == "\t" else " " for c in text[:index])
+    return f"{indent}{text}\n{indent}{pad}^"
 
 
 class PortLimitError(PortError):

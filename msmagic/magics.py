@@ -23,15 +23,20 @@ import sys
 from html import escape
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Enum
 from traitlets.config.configurable import Configurable
 
 __all__ = ["MsMagic", "ShadowSummary", "load_ipython_extension", "unload_ipython_extension"]
 
-_MAGIC_NAMES = {"cell": ("ms_port", "ms_parity"), "line": ("ms_shadow",)}
-_PORT_CELL = re.compile(r"""run_cell_magic\(\s*['"]ms_(?:port|parity)['"]""")
+#: every msmagic magic answers both forms: -h gives its help either way, and the form it
+#: is not made for says in one line how to use it
+_MAGIC_NAMES = {"cell": ("ms_port", "ms_parity", "ms_shadow"), "line": ("ms_port", "ms_parity", "ms_shadow")}
+_PORT_CELL = re.compile(r"""run_(?:cell|line)_magic\(\s*['"]ms_(?:port|parity)['"]""")
+#: the first line of a cell that calls one of msmagic's cell magics (not "%%ms_port?")
+_OWN_CELL_MAGIC = re.compile(r"([ \t]*)%%(ms_port|ms_parity|ms_shadow)(?=\s|$)")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _PORT_MAGIC_LINE = re.compile(r"%%ms_(?:port|parity)\b")
 #: cell magics that run their body in the user's namespace: ``In`` holds the
 #: ``run_cell_magic`` call IPython made of such a cell, and its body is what ran
@@ -119,17 +124,16 @@ class MsMagic(Magics, Configurable):
         help="Diff layout for this cell: split or unified (default: MsMagic.view).",
     )
     @argument("--quiet", action="store_true", help="Show only the ported code.")
-    @cell_magic
-    def ms_port(self, line, cell):
+    @line_cell_magic
+    def ms_port(self, line, cell=None):
         """Port this PyTorch cell to MindSpore and show what changed and why.
 
         The cell is not run. Each changed hunk names the rule that changed it; click a
         rule badge for the explanation. Anything msmagic could not port faithfully is
         listed as a finding and marked in the code with a ``# msmagic:`` comment.
         """
-        args = _parse_options(self.ms_port, line)
-        if args.help:
-            print(_help_text(self.ms_port.parser))
+        args = self._options_or_help(self.ms_port, line, cell, "the PyTorch code to port")
+        if args is None:
             return None
         name = args.output
         if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
@@ -145,7 +149,7 @@ class MsMagic(Magics, Configurable):
         try:
             result = port(cell, session=session)
         except PortSyntaxError as err:
-            raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
+            raise self._syntax_error(err, cell) from None
         except PortError as err:  # too deep to port; output that would not parse
             raise UsageError(_one_line(str(err))) from None
         except Exception as err:  # a bug in msmagic must not dump a traceback into the notebook
@@ -231,8 +235,8 @@ class MsMagic(Magics, Configurable):
         default=None,
         help="Layout of the port's diff in the report (default: MsMagic.view).",
     )
-    @cell_magic
-    def ms_parity(self, line, cell):
+    @line_cell_magic
+    def ms_parity(self, line, cell=None):
         """Run this PyTorch cell and its MindSpore port side by side and compare them.
 
         The PyTorch cell runs in your namespace like a plain cell; the MindSpore side
@@ -251,9 +255,8 @@ class MsMagic(Magics, Configurable):
         cell succeeds. --timeout inf means no limit; --seed takes 0 to 2**32 - 1.
         """
         __tracebackhide__ = True  # an error the cell raised is shown from the cell's frames
-        args = _parse_options(self.ms_parity, line)
-        if args.help:
-            print(_help_text(self.ms_parity.parser))
+        args = self._options_or_help(self.ms_parity, line, cell, "the PyTorch code to run")
+        if args is None:
             return None
         name = args.output
         if name is not None and (not name.isidentifier() or keyword.iskeyword(name)):
@@ -296,7 +299,7 @@ class MsMagic(Magics, Configurable):
                     session=session,
                 )
         except PortSyntaxError as err:
-            raise UsageError(f"line {err.line}, column {err.column}: {err.message}") from None
+            raise self._syntax_error(err, cell) from None
         except (device_error, PortLimitError, PortOutputError) as err:
             raise UsageError(_one_line(str(err))) from None
         except KeyboardInterrupt:
@@ -391,19 +394,82 @@ class MsMagic(Magics, Configurable):
         print(text.rstrip(), file=sys.stderr)
         return None
 
+    def _options_or_help(self, magic, line, cell, what):
+        """The options a cell magic was called with; None when its help was asked for
+        (and printed). Called as a line magic (``cell`` is None), or over a cell with
+        nothing below the magic's line, it says in one line how it is used; *what* names
+        what goes below the magic's line."""
+        name = magic.__name__
+        if _asks_for_help(line):
+            print(_help_text(magic.parser))
+            return None
+        if cell is None:
+            raise UsageError(f"%{name} is a cell magic: put %%{name} (two %) on the first line of a "
+                             f"cell, with {what} below it; %{name} -h lists the options")
+        args = _parse_options(magic, line)
+        if not cell.strip():
+            raise UsageError(f"%%{name}: the cell is empty; put {what} below the %%{name} line")
+        return args
+
+    def _syntax_error(self, err, cell) -> UsageError:
+        """The UsageError for a cell that does not parse: the line and column the editor
+        shows, then that line with a caret under the column."""
+        from msmagic.errors import source_excerpt
+
+        above, indent, lines = self._body_in_editor(cell)
+        text = lines[err.line - 1] if 0 < err.line <= len(lines) else ""
+        err = err.moved(above, len(indent) if indent and text.startswith(indent) else 0)
+        excerpt = source_excerpt(text, err.column)
+        return UsageError(f"line {err.line}, column {err.column}: {err.message}"
+                          + (f"\n{excerpt}" if excerpt else ""))
+
+    def _body_in_editor(self, cell):
+        """Where *cell*, a magic's body, sits in the cell as the user typed it: (the number
+        of lines above it, the indentation IPython took off its lines, its lines as typed).
+
+        The typed cell is the input IPython stored for this run (a kernel stores each cell
+        it runs): there, the body follows a %%ms_port or %%ms_parity line, below any blank
+        lines and cell magics (%%time) stacked above it. When no stored input holds the
+        body (a run not kept in the history), the body follows the magic's line.
+        """
+        body = _LINE_END.split(cell)
+        typed = self._typed_cell()
+        if typed:
+            lines = _LINE_END.split(typed if typed.endswith(("\n", "\r")) else typed + "\n")
+            for i, line in enumerate(lines):
+                found = _OWN_CELL_MAGIC.match(line)
+                if found is None:
+                    continue
+                rest = lines[i + 1:]
+                for indent in dict.fromkeys((found.group(1), "")):
+                    if [l[len(indent):] if l.startswith(indent) else l for l in rest] == body:
+                        return i + 1, indent, rest
+        return 1, "", body
+
+    def _typed_cell(self):
+        """The cell IPython is running as the user typed it, when it keeps it in the history."""
+        history = getattr(getattr(self.shell, "history_manager", None), "input_hist_raw", None)
+        return history[-1] if history else None
+
     # ------------------------------------------------------------------ %ms_shadow
 
     @magic_arguments(name="ms_shadow")  # a line magic: usage reads "%ms_shadow"
     @argument("-h", "--help", action="store_true", help="Show this help.")
     @argument("--clear", action="store_true", help="Empty the shadow namespace.")
     @argument("name", nargs="?", default=None, help="Return the MindSpore value bound to NAME.")
-    @line_magic
-    def ms_shadow(self, line=""):
+    @line_cell_magic
+    def ms_shadow(self, line="", cell=None):
         """The persistent MindSpore shadow namespace of %%ms_parity.
 
         Without arguments: the names bound there and their types. With NAME: that
         value. With --clear: empty it. Also available as msmagic.shadow_namespace().
         """
+        if cell is not None:
+            if _asks_for_help(line):
+                print(_help_text(self.ms_shadow.parser))
+                return None
+            raise UsageError("%ms_shadow is a line magic (one %): write %ms_shadow, %ms_shadow NAME or "
+                             "%ms_shadow --clear on a line of its own; %ms_shadow -h lists the options")
         args = _parse_options(self.ms_shadow, line)
         if args.help:
             print(_help_text(self.ms_shadow.parser))
@@ -462,6 +528,27 @@ def _cell_body(source: str) -> str:
         if header is not None and header.name in _RUNS_BODY:
             return "\n".join(body.split("\n")[header.index + 1:])
     return body
+
+
+def _asks_for_help(line: str) -> bool:
+    """Whether a magic's line asks for its help: -h or --help anywhere in it, as every
+    msmagic magic takes them."""
+    return any(word in ("-h", "--help") for word in line.split())
+
+
+def _give_empty_cells_a_body(lines: list) -> list:
+    """A cell that is only ``%%ms_port ...`` (or ``%%ms_parity``, ``%%ms_shadow``) gets a
+    blank line below it. IPython refuses a cell magic over an empty cell before the magic
+    runs ("the cell body is empty"); with the blank line ``%%ms_port -h`` alone in a cell
+    shows the help, and ``%%ms_port`` alone says what to put below it."""
+    if len(lines) == 1 and lines[0].startswith("%%") and _OWN_CELL_MAGIC.match(lines[0]):
+        return [lines[0] if lines[0].endswith("\n") else lines[0] + "\n", "\n"]
+    return lines
+
+
+# skipped when IPython checks whether typed input is complete: a terminal keeps waiting for
+# the lines below a %%ms_port line
+_give_empty_cells_a_body.has_side_effects = True
 
 
 def _parse_options(magic, line: str):
@@ -560,19 +647,27 @@ def load_ipython_extension(ip) -> None:
     if _registered(ip) is not None:
         return
     ip.register_magics(MsMagic(shell=ip))
-    from msmagic.signals import restore_after_cell
+    if _give_empty_cells_a_body not in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.append(_give_empty_cells_a_body)
+    from msmagic.signals import cell_started, restore_after_cell
 
-    # Ctrl-C stays a KeyboardInterrupt after a cell that ran MindSpore
+    # Ctrl-C stays a KeyboardInterrupt during and after a cell that runs MindSpore
+    if cell_started not in ip.events.callbacks["pre_run_cell"]:
+        ip.events.register("pre_run_cell", cell_started)
     if restore_after_cell not in ip.events.callbacks["post_run_cell"]:
         ip.events.register("post_run_cell", restore_after_cell)
 
 
 def unload_ipython_extension(ip) -> None:
     """Remove msmagic's magics (and the MsMagic configurable) from the shell."""
-    from msmagic.signals import restore_after_cell
+    from msmagic.signals import cell_started, restore_after_cell
 
+    if cell_started in ip.events.callbacks["pre_run_cell"]:
+        ip.events.unregister("pre_run_cell", cell_started)
     if restore_after_cell in ip.events.callbacks["post_run_cell"]:
         ip.events.unregister("post_run_cell", restore_after_cell)
+    while _give_empty_cells_a_body in ip.input_transformers_cleanup:
+        ip.input_transformers_cleanup.remove(_give_empty_cells_a_body)
     manager = ip.magics_manager
     instance = _registered(ip)
     for kind, names in _MAGIC_NAMES.items():

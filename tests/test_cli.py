@@ -168,15 +168,44 @@ def test_json_report(tmp_path):
     code, stdout, stderr = run("port", src, "--format", "json")
     assert code == 0 and stderr == ""
     doc = json.loads(stdout)
-    assert doc["findings"] == 1
     (entry,) = doc["files"]
     assert entry["path"] == str(src) and "nn.Dense(3, 4)" in entry["code"]
     (cell,) = entry["cells"]
     assert {"id": "LAY001", "title": "Linear becomes Dense with has_bias"} in cell["rules"]
-    assert cell["findings"] == [{
-        "line": 6, "column": 5, "rule": "GEN001", "api": "torch.unsupported_thing",
+    finding = {
+        "path": str(src), "cell": None, "line": 6, "column": 5, "rule": "GEN001", "api": "torch.unsupported_thing",
         "reason": "no MindSpore mapping is known for torch.unsupported_thing; it was left as PyTorch",
-    }]
+    }
+    # the same list, of the same objects, per cell and for the whole run
+    assert cell["findings"] == doc["findings"] == [finding]
+    assert doc["errors"] == []
+    assert doc["counts"] == {"files": 1, "cells_ported": 1, "cells_skipped": 0, "cells_not_valid_python": 0,
+                             "edits": len(cell["edits"]), "findings": 1}
+    # each edit: its rule, and the lines it read and wrote
+    lay = [e for e in cell["edits"] if e["rule"] == "LAY001"]
+    assert lay == [{"rule": "LAY001", "title": "Linear becomes Dense with has_bias", "api": "torch.nn.Linear",
+                    "detail": "torch.nn.Linear -> mindspore.nn.Dense", "input_lines": [4, 4],
+                    "output_lines": lay[0]["output_lines"]}]
+    first, last = lay[0]["output_lines"]
+    assert first == last and entry["code"].splitlines()[first - 1] == "layer = nn.Dense(3, 4)"
+    assert PY_FINDING.splitlines()[3] == "layer = nn.Linear(3, 4)"
+
+
+def test_json_edit_lines_count_the_cell_magic_line(notebook):
+    code, stdout, _ = run("port", notebook, "--format", "json", "-o", notebook.with_name("out.ipynb"))
+    assert code == 0
+    doc = json.loads(stdout)
+    cells = {c["cell"]: c for c in doc["files"][0]["cells"]}
+    assert cells[6] == {"cell": 6, "skipped": True, "rules": [], "edits": [], "findings": [],
+                        "note": "%%bash cell left as it is"}
+    ported = nbformat.read(notebook.with_name("out.ipynb"), as_version=4).cells[2].source.splitlines()
+    (lay,) = [e for e in cells[3]["edits"] if e["rule"] == "LAY001"]
+    # line 2 of the cell as stored (line 1 is %%ms_port), in and out
+    assert lay["input_lines"] == [2, 2] and CELL3.splitlines()[1] == "%time layer = nn.Linear(3, 4)"
+    assert ported[lay["output_lines"][0] - 1] == "%time layer = nn.Dense(3, 4)"
+    assert [(f["cell"], f["line"], f["column"]) for f in doc["findings"]] == [(3, 4, 5)]
+    assert doc["findings"] == cells[3]["findings"]
+    assert doc["counts"]["cells_ported"] == 3 and doc["counts"]["cells_skipped"] == 1
 
 
 # --------------------------------------------------------------------------- notebooks
@@ -229,17 +258,75 @@ def test_notebook_without_output_prints_percent_listing(notebook):
     assert "%time layer = nn.Dense(3, 4)" in stdout
 
 
-def test_notebook_syntax_error_names_cell_and_writes_nothing(notebook, tmp_path):
+BAD_CELL = "%%time\nx = 1\ny = (2 +"
+
+
+def _with_bad_cell(notebook):
     nb = nbformat.read(notebook, as_version=4)
-    nb.cells.insert(2, new_code_cell("%%time\nx = 1\ny = (2 +"))
+    nb.cells.insert(2, new_code_cell(BAD_CELL, execution_count=2,
+                                     outputs=[new_output("stream", name="stdout", text="kept\n")]))
     nbformat.write(nb, notebook)
+    return nb
+
+
+def test_a_cell_that_does_not_parse_is_left_as_it_is_and_the_rest_is_ported(notebook, tmp_path):
+    _with_bad_cell(notebook)
     out = tmp_path / "ported.ipynb"
     code, stdout, stderr = run("port", notebook, "-o", out)
-    assert code == 2
-    assert stdout == ""
-    # line 3 of the cell as typed (the %%time line is line 1)
-    assert stderr == f"error: {notebook} cell 3: line 3, column 5: '(' was never closed\n"
-    assert not out.exists()
+    assert code == 3 and stdout == ""
+    # one line: file, cell, line within the cell (the %%time line is line 1), column
+    line = f"error: {notebook} cell 3:3:5: '(' was never closed (cell left as it is)\n"
+    assert line in stderr and stderr.count("error:") == 1
+    assert "1 cell not valid Python (left as it is)" in stderr and f"wrote {out}" in stderr
+    cells = nbformat.read(out, as_version=4).cells
+    assert cells[0].source == "import mindspore\nimport mindspore.nn as nn\n%load_ext msmagic"
+    assert cells[2].source == BAD_CELL and cells[2].outputs[0]["text"] == "kept\n"
+    assert "%time layer = nn.Dense(3, 4)" in cells[3].source  # ported after the bad cell
+    # --quiet hides the report, not the error; --check with findings still says 3
+    code, stdout, stderr = run("port", notebook, "--check", "--quiet")
+    assert (code, stdout, stderr) == (3, "", line)
+
+
+def test_a_cell_that_does_not_parse_in_place_and_in_json(notebook):
+    nb = _with_bad_cell(notebook)
+    proc = cli("port", notebook, "--in-place", "--format", "json")
+    assert proc.returncode == 3
+    assert proc.stderr == f"error: {notebook} cell 3:3:5: '(' was never closed (cell left as it is)\n"
+    doc = json.loads(proc.stdout)
+    error = {"path": str(notebook), "cell": 3, "line": 3, "column": 5, "message": "'(' was never closed"}
+    assert doc["errors"] == [error]
+    (cell3,) = [c for c in doc["files"][0]["cells"] if c["cell"] == 3]
+    assert cell3 == {"cell": 3, "skipped": True, "rules": [], "edits": [], "findings": [],
+                     "note": "not valid Python; left as it is", "error": error}
+    assert doc["counts"]["cells_not_valid_python"] == 1 and doc["backups"] == [f"{notebook}.bak"]
+    assert nbformat.read(f"{notebook}.bak", as_version=4) == nb
+    ported = nbformat.read(notebook, as_version=4).cells
+    assert ported[2].source == BAD_CELL and "nn.Dense" in ported[3].source
+
+
+def test_a_directory_with_a_cell_that_does_not_parse_is_ported_and_written(notebook, tmp_path):
+    src = tmp_path / "project"
+    src.mkdir()
+    (src / "model.py").write_text(PY_SOURCE)
+    _with_bad_cell(notebook)
+    notebook.rename(src / "nb.ipynb")
+    out = tmp_path / "mirror"
+    code, _, stderr = run("port", src, "-o", out)
+    assert code == 3
+    assert f"error: {src / 'nb.ipynb'} cell 3:3:5: '(' was never closed (cell left as it is)\n" in stderr
+    assert "nn.Dense(3, 4)" in (out / "model.py").read_text()
+    assert nbformat.read(out / "nb.ipynb", as_version=4).cells[2].source == BAD_CELL
+
+
+def test_a_notebook_whose_only_code_does_not_parse_is_not_written(tmp_path):
+    path = tmp_path / "bad.ipynb"
+    nbformat.write(new_notebook(cells=[new_code_cell("import torch\nx = torch.ones(2,")]), path)
+    before = path.read_bytes()
+    code, _, stderr = run("port", path, "--in-place")
+    assert code == 3 and path.read_bytes() == before
+    assert stderr.startswith(f"error: {path} cell 1:2:15: '(' was never closed (cell left as it is)\n")
+    assert f"{path}: nothing to port; not written, no backup" in stderr
+    assert not (tmp_path / "bad.ipynb.bak").exists()
 
 
 @pytest.mark.parametrize(
@@ -288,7 +375,7 @@ def test_path_errors(tmp_path):
     bad.write_text("x = 1\ndef f(:\n")
     code, _, stderr = run("port", bad)
     assert code == 2
-    assert stderr.startswith(f"error: {bad}: line 2, column ") and stderr.count("\n") == 1
+    assert stderr == f"error: {bad}:2:7: invalid syntax\n"
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -302,7 +389,7 @@ def test_syntax_error_exit_2_via_subprocess(tmp_path):
     proc = cli("port", bad)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr == f"error: {bad}: line 1, column 5: '(' was never closed\n"
+    assert proc.stderr == f"error: {bad}:1:5: '(' was never closed\n"
 
 
 # --------------------------------------------------------------------------- directories

@@ -154,11 +154,11 @@ def test_demo_notebook_runs_cleanly(name, executed):
     assert _parity_verdicts(nb) == EXPECTED_VERDICTS[name]
 
 
-def test_port_notebook_shows_the_widget_and_findings(executed):
+def test_port_notebook_shows_the_diff_and_findings(executed):
     nb, _ = executed("01_port_a_cnn_classifier.ipynb")
     port_cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%ms_port"))
     data = next(o["data"] for o in port_cell.outputs if o.get("output_type") == "display_data")
-    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "application/vnd.jupyter.widget-view+json" not in data
     assert 'class="msm-badge"' in data["text/html"]
     assert "unsupported" in "".join(_stdout(c) for c in nb.cells if c.cell_type == "code")
 

@@ -1,9 +1,8 @@
 """Where the ipywidgets view is not rendered, msmagic's results still show usefully.
 
-* nbconvert HTML export: text/html is in every output, and it is what nbconvert shows
-  whenever it has no widget state to render the view from.
-* Frontends without custom widget managers (VS Code, Colab): the widget uses only core
-  ipywidgets models and loads nothing, and text/html rides along in the same bundle.
+* nbconvert HTML export: every output is text/plain + text/html, never a widget view,
+  so there is no widget state for nbconvert (or a reopened notebook) to miss.
+* The optional widget (``make_widget``) uses only core ipywidgets models and loads nothing.
 * Terminal IPython: text/plain is a coloured unified diff plus the findings, and plain
   when colours are off or NO_COLOR is set.
 """
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import msmagic
-from msmagic.render import HTML, TEXT, WIDGET
+from msmagic.render import HTML, TEXT
 from msmagic.render.text import render_text
 from msmagic.render.widget import make_widget
 
@@ -88,10 +87,10 @@ def _outputs(nb, index):
     return outs[0]
 
 
-def test_kernel_outputs_carry_text_html_next_to_the_widget(executed):
+def test_kernel_outputs_are_text_plain_and_text_html_only(executed):
     for index in (1, 2):
         data = _outputs(executed, index).data
-        assert {TEXT, HTML, WIDGET} <= set(data)
+        assert set(data) == {TEXT, HTML}
     assert "LAY001" in _outputs(executed, 1).data[TEXT]
     assert 'class="msm-parity-table' in _outputs(executed, 2).data[HTML]
 
@@ -131,41 +130,16 @@ def test_nbconvert_without_widget_state_shows_text_html(executed):
     _assert_static_results(body)
 
 
-def test_nbconvert_with_text_html_preferred_shows_text_html(executed):
-    """With widget state stored (nbclient's default) nbconvert's default exporter picks
-    the widget view, which only the html-manager loaded from a CDN can draw; an exporter
-    that prefers text/html (as scripts/run_demo.py configures) shows the static view."""
-    assert "widgets" in executed.metadata
-    priority = [HTML, "text/markdown", "image/svg+xml", "image/png", TEXT]
-    body = _export(executed, NbConvertBase={"display_data_priority": priority})
+def test_nbconvert_default_export_shows_the_static_view(executed):
+    """No widget state is stored, so the default exporter has nothing but the text/html."""
+    state = executed.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    assert not state.get("state")
+    body = _export(executed)
     assert '<script type="application/vnd.jupyter.widget-view+json">' not in body
     _assert_static_results(body)
 
 
-def test_nbconvert_default_export_with_widget_state_embeds_the_full_view(executed):
-    """The default export renders the stored widgets: their state holds the same HTML,
-    badges included, so the page shows the diff once the widget manager loads."""
-    body = _export(executed)
-    assert body.count('<script type="application/vnd.jupyter.widget-view+json">') == 2
-    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    html_values = [m["state"].get("value", "") for m in state.values()
-                   if m["model_name"] == "HTMLModel"]
-    assert any('<details class="msm-badge' in v and "LAY001" in v for v in html_values)
-    assert any('class="msm-parity-table' in v for v in html_values)
-
-
-# --------------------------------------------------------------------------- no custom widget manager
-
-
-def test_stored_widget_models_are_core_ipywidgets_only(executed):
-    state = executed.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    assert state
-    modules = {m["model_module"] for m in state.values()}
-    assert modules <= CORE_MODULES, modules
-    views = {m["state"].get("_view_module") for m in state.values()} - {None}
-    assert views <= CORE_MODULES, views
-    names = {m["model_name"] for m in state.values()}
-    assert {"VBoxModel", "ToggleButtonsModel", "HTMLModel"} <= names
+# --------------------------------------------------------------------------- the optional widget
 
 
 def _walk(widget):
@@ -190,17 +164,16 @@ def test_port_widget_tree_uses_core_models_and_loads_nothing():
     for text in (html, result._repr_mimebundle_()[HTML]):
         assert "<script" not in text.lower()
         assert "require(" not in text
-        assert not re.search(r"(?:src|href)=[\"']?(?:https?:)?//", text), "loads from the network"
+        assert not re.search(r"src=[\"']?(?:https?:)?//", text), "loads from the network"
         assert "cdn" not in text.lower() and "unpkg" not in text.lower()
 
 
-def test_text_html_is_always_next_to_the_widget_view(monkeypatch):
+def test_a_kernel_gets_text_html_and_no_widget_view(monkeypatch):
     import msmagic.render as render
 
     monkeypatch.setattr(render, "_in_kernel", lambda: True)
     bundle = msmagic.port(SOURCE)._repr_mimebundle_()
-    assert set(bundle) == {TEXT, HTML, WIDGET}
-    assert set(bundle[WIDGET]) >= {"model_id", "version_major"}
+    assert set(bundle) == {TEXT, HTML}
     assert '<details class="msm-badge' in bundle[HTML]
     assert not bundle[TEXT].startswith("\x1b")  # not a terminal: no ANSI in a notebook
 

@@ -259,7 +259,7 @@ def test_syntax_error_becomes_a_usage_error(ip, fake):
     fake.error = PortSyntaxError("'(' was never closed", 2, 7)
     with pytest.raises(UsageError) as info:
         ip.run_cell_magic("ms_parity", "", "x = 1\ny = f(\n")
-    assert str(info.value) == "line 2, column 7: '(' was never closed"
+    assert str(info.value) == "line 3, column 7: '(' was never closed\n    y = f(\n          ^"
     assert info.value.__suppress_context__
 
 

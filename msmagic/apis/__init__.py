@@ -16,6 +16,10 @@ Three files live here:
   MindSpore versions it ran on.
 * :mod:`msmagic.apis.catalog` joins both into the listing that ``python -m msmagic
   apis`` prints and ``docs/api_coverage.md`` is generated from.
+
+:mod:`msmagic.apis.deprecations` lists what the installed MindSpore marks deprecated that
+the port still reaches (and why), and keeps MindSpore's warnings about its own internals
+off a ported cell's output.
 """
 
 from __future__ import annotations

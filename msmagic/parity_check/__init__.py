@@ -105,7 +105,7 @@ def parity(
     from msmagic.parity_check import run as R
     from msmagic.parity_check.options import ParityOptions
     from msmagic.parity_check.plan import plan_against, plan_steps
-    from msmagic.signals import restore_sigint
+    from msmagic.signals import interrupts_from_mindspore, restore_sigint
 
     started = time.perf_counter()
     opts = ParityOptions.create(options, **values)
@@ -114,36 +114,38 @@ def parity(
     # plan
     port = msmagic.port(source, session=session)
     against_plan = plan_against(opts.against) if opts.against is not None else None
-    try:
-        R.use_device(opts.device)
-        if opts.seed is not None:
-            R.seed_all(opts.seed)
-        user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
-        shadow = shadow if shadow is not None else R.shadow_namespace()
-        # functions defined in a namespace without __name__ get __module__ None, which
-        # MindSpore's autodiff cannot handle
-        shadow.setdefault("__name__", "__msmagic_shadow__")
-        steps = plan_steps(source, port, opts.against, against_plan)
-        filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
-        # run, synchronising and comparing after each step
-        if session is not None:
-            R.import_earlier_modules(session, shadow)
-        bridged, notes = R.bridge(steps, user_ns, shadow)
-        restore = R.torch_default_device(opts.device)
+    # Ctrl-C while MindSpore executes reaches Python as SIGTERM from MindSpore's handler
+    with interrupts_from_mindspore():
         try:
-            run = R.execute(
-                # random draws are a property of the PyTorch statements: synchronised with
-                # explicit MindSpore code too (statements are paired in order)
-                steps, user_ns, shadow, port=port,
-                sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
-                each_step=True, keep_output=True, filenames=filenames,
-            )
+            R.use_device(opts.device)
+            if opts.seed is not None:
+                R.seed_all(opts.seed)
+            user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
+            shadow = shadow if shadow is not None else R.shadow_namespace()
+            # functions defined in a namespace without __name__ get __module__ None, which
+            # MindSpore's autodiff cannot handle
+            shadow.setdefault("__name__", "__msmagic_shadow__")
+            steps = plan_steps(source, port, opts.against, against_plan)
+            filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
+            # run, synchronising and comparing after each step
+            if session is not None:
+                R.import_earlier_modules(session, shadow)
+            bridged, notes = R.bridge(steps, user_ns, shadow)
+            restore = R.torch_default_device(opts.device)
+            try:
+                run = R.execute(
+                    # random draws are a property of the PyTorch statements: synchronised with
+                    # explicit MindSpore code too (statements are paired in order)
+                    steps, user_ns, shadow, port=port,
+                    sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
+                    each_step=True, keep_output=True, filenames=filenames,
+                )
+            finally:
+                restore()
         finally:
-            restore()
-    finally:
-        # MindSpore's worker threads install a native SIGINT handler that ends the
-        # process on Ctrl-C: Ctrl-C after the run is a KeyboardInterrupt again
-        restore_sigint()
+            # MindSpore's worker threads install a native SIGINT handler that ends the
+            # process on Ctrl-C: Ctrl-C after the run is a KeyboardInterrupt again
+            restore_sigint()
     return _report(source, opts, port, steps, run, bridged, notes, filenames, started)
 
 

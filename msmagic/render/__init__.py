@@ -8,6 +8,13 @@ rendered by :mod:`msmagic.render.text`, :mod:`msmagic.render.html` and
 :mod:`msmagic.render.widget`, a ParityReport ("parity") by :mod:`msmagic.render.parity`.
 Nothing here imports the result classes: they import this package to display themselves.
 
+The bundle is ``text/plain`` and ``text/html`` only, never the ipywidgets view: a saved
+notebook keeps exactly what was displayed, and a widget view reopened without its kernel
+shows "Error displaying widget: model not found" (JupyterLab prefers the widget view to
+the HTML next to it). The HTML is complete on its own (see :mod:`msmagic.render.html`):
+both diff layouts as ``<details>``, the rule explanations, the findings and the code.
+The widget (:mod:`msmagic.render.widget`) is still there for who displays it explicitly.
+
 The renderers read only the edit log (``edits``, ``unsupported``, ``notes``) and the
 rule registry (looked up by id, tolerating a missing rule); they know nothing about
 individual rules.
@@ -171,8 +178,8 @@ def _quiet(result: Any) -> bool:
 
 
 def mimebundle(result: Any, include=None, exclude=None) -> dict:
-    """The display data for ``result``: text/plain, text/html and, inside a Jupyter
-    kernel with ipywidgets installed, the widget view."""
+    """The display data for ``result``: text/plain and text/html. The widget view is
+    never included (see the module docstring); ``include``/``exclude`` filter the two."""
     include = set(include) if include else None
     exclude = set(exclude) if exclude else set()
 
@@ -186,17 +193,6 @@ def mimebundle(result: Any, include=None, exclude=None) -> dict:
         html = _render_html(result)
         if html is not None:
             bundle[HTML] = html
-    if wanted(WIDGET) and not _quiet(result) and _in_kernel():
-        try:
-            import ipywidgets  # noqa: F401
-        except ImportError:
-            ipywidgets = None
-        if ipywidgets is not None:
-            widget = _make_widget(result)
-            if widget is not None:
-                data = widget._repr_mimebundle_()
-                if data and WIDGET in data:
-                    bundle[WIDGET] = data[WIDGET]
     return bundle
 
 

@@ -591,7 +591,7 @@ class _LineMarks:
         return bool(self.old or self.new)
 
 
-_CODE_TD = re.compile(r'<td class="(msm-code[^"]*)"((?: data-(?:old|new)="\d+")*)>')
+_CODE_TD = re.compile(r'<td class="(msm-code[^"]*)"((?: data-(?:old|new)="\d+")*)((?: style="[^"]*")?)>')
 _DATA = re.compile(r'data-(old|new)="(\d+)"')
 
 
@@ -611,7 +611,7 @@ def _apply_marks(table_html: str, marks: _LineMarks) -> str:
             return m.group(0)
         cls = classes + "".join(f" {c}" for c in sorted(extra))
         title = "; ".join(dict.fromkeys(titles))
-        return f'<td class="{cls}" title="{_e(title)}"{attrs}>'
+        return f'<td class="{cls}" title="{_e(title)}"{attrs}{m.group(3)}>'
 
     return _CODE_TD.sub(sub, table_html)
 

@@ -1,8 +1,15 @@
-"""An ipywidgets view of a PortResult: a Split/Unified toggle above the HTML view.
+"""An ipywidgets view of a result: a Split/Unified toggle above the HTML view.
+
+Not part of what ``%%ms_port`` or ``%%ms_parity`` display: their output is the
+self-sufficient ``text/html`` of :mod:`msmagic.render.html`, which already holds both
+layouts as ``<details>`` and survives saving, reopening without a kernel and untrusted
+notebooks. A widget view does none of that (it needs the live kernel, or stored widget
+state and a widget manager), so it is only for who asks for it:
+``display(make_widget(result))``.
 
 Core ipywidgets only (ToggleButtons, HTML, VBox): no custom widget JavaScript, nothing
-fetched from a CDN. The rule badges stay ``<details>`` elements, so they open in the
-browser without any kernel round trip.
+fetched from a CDN. The toggle opens the chosen layout's ``<details>``; rule badges open
+in the browser without any kernel round trip.
 """
 
 from __future__ import annotations

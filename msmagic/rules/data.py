@@ -41,13 +41,15 @@ register(
 
 register(
     "DAT002",
-    "torch.from_numpy becomes mindspore.Tensor.from_numpy",
+    "torch.from_numpy becomes mindspore.from_numpy",
     group=GROUP,
     why="""
         Both wrap a NumPy array without copying it: the tensor keeps the array's dtype and
         shares its memory, so writing to the array afterwards changes the tensor in both
         frameworks (verified on the installed versions). Use ``mindspore.Tensor(array)``
         instead when you want a copy that later writes to the array cannot reach.
+        ``mindspore.Tensor.from_numpy`` does the same, but MindSpore 2.10 marks it
+        deprecated.
     """,
     seed=SEED,
     reference=REF,
@@ -206,7 +208,7 @@ api("torch.tensor", "mindspore.Tensor", rule="DAT001", sig=("data",),
     rename={"data": "input_data"}, ms_sig=("input_data", "dtype"),
     drop={"device": DEVICE_ARG_RULE, "pin_memory": DEVICE_ARG_RULE, "requires_grad": "DAT001"},
     returns="tensor")
-api("torch.from_numpy", "mindspore.Tensor.from_numpy", rule="DAT002", returns="tensor")
+api("torch.from_numpy", "mindspore.from_numpy", rule="DAT002", returns="tensor")
 
 
 def _paren(node):

@@ -302,6 +302,15 @@ register(
     """,
     seed="seeds/002 API Comparison › random",
     reference=REF,
+    installed_note="""
+        MindSpore 2.10 marks ``ops.randint`` and ``ops.rand_like`` deprecated (its warning
+        names ``mint.randint``/``mint.rand_like``), and ``ops.rand``, ``ops.rand_like`` and
+        ``ops.randint`` run the deprecated ``UniformReal``/``UniformInt`` primitives, so the
+        first call prints a deprecation warning. The port still uses them: on CPU the
+        ``mint`` versions, ``Tensor.uniform_`` and ``Tensor.random_`` fail with "Create
+        kernelmod for op InplaceUniform/InplaceRandom failed", and ``ops.uniform`` runs the
+        same primitives. ``ops.randn`` and ``ops.randn_like`` print nothing.
+    """,
     example="""
         import torch
         a = torch.randn(2, 3)

@@ -1,7 +1,7 @@
 """Optimizers: ``torch.optim.X(model.parameters(), lr=...)`` becomes a MindSpore optimizer
 Cell over ``model.trainable_params()``: SGD becomes the classic ``mindspore.nn.SGD``
-(``learning_rate=``); Adam becomes experimental AdamW with ``weight_decay=0.0`` (nn.Adam
-when it has L2 weight decay); AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD
+(``learning_rate=``); Adam becomes experimental AdamW with ``weight_decay=0.0`` (experimental
+Adam when it has L2 weight decay); AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD
 and Rprop become their ``mindspore.experimental.optim`` ports, which keep PyTorch's
 arguments and match its numbers (the classic nn.AdamWeightDecay/RMSProp/Adagrad do not).
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.spec import ArgSpec, api
-from msmagic.rules._util import is_pure, truthy_literal
+from msmagic.rules._util import truthy_literal
 from msmagic.rules.registry import register
 
 GROUP = "Optimizers"
@@ -90,9 +90,11 @@ register(
         the same argument names (``lr``, ``betas``, ``eps``, ``amsgrad``, ``maximize``).
         ``Adam(..., decoupled_weight_decay=True)`` is AdamW with its weight decay.
         PyTorch's Adam with L2 weight decay (``weight_decay`` > 0) adds ``weight_decay *
-        param`` to the gradient; AdamW cannot do that, so that form becomes ``nn.Adam``
-        (``beta1``/``beta2`` split from ``betas``, ``use_amsgrad``) with a finding about its
-        eps.
+        param`` to the gradient; AdamW cannot do that, so that form becomes
+        ``mindspore.experimental.optim.Adam`` (PyTorch's argument names, the decay reaching
+        every parameter) with a finding about its eps. Not ``nn.Adam``, which computes the
+        same numbers but builds the ``FusedSparseAdam`` primitive that MindSpore 2.10 marks
+        deprecated, so every construction printed a deprecation warning.
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/Adam.md",
@@ -100,7 +102,8 @@ register(
         The difference page for Adam does not mention the eps placement. Measured on
         MindSpore 2.10 (CPU), five steps on gradients between 1e-12 and 1e-1: nn.Adam and
         experimental.optim.Adam end 2.4e-3 from torch.optim.Adam at lr=1e-3, experimental
-        AdamW with weight_decay=0.0 ends 3e-8 away (float32 rounding).
+        AdamW with weight_decay=0.0 ends 3e-8 away (float32 rounding). With L2 weight decay
+        nn.Adam and experimental.optim.Adam end within 1.2e-7 of each other.
     """,
     example="""
         import torch.nn as nn
@@ -450,41 +453,6 @@ def _params(site, arg):
 # ----------------------------------------------------------------------------- handler
 
 
-def _kw(name: str, value, comma=cst.MaybeSentinel.DEFAULT) -> cst.Arg:
-    return cst.Arg(
-        keyword=cst.Name(name),
-        value=value,
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                              whitespace_after=cst.SimpleWhitespace("")),
-        comma=comma,
-    )
-
-
-def _split_betas(site, call: cst.Call) -> cst.Call:
-    args = list(call.args)
-    for i, a in enumerate(args):
-        if a.keyword is None or a.keyword.value != "betas":
-            continue
-        v = a.value
-        if isinstance(v, (cst.Tuple, cst.List)) and len(v.elements) == 2:
-            b1, b2 = v.elements[0].value, v.elements[1].value
-        elif is_pure(v):
-            b1, b2 = site.parse(f"{site.code(v).strip()}[0]"), site.parse(f"{site.code(v).strip()}[1]")
-        else:
-            site.finding(
-                "OPT003", f"betas={site.code(v).strip()} is not a pair or a name; it cannot be split into "
-                "beta1/beta2 without evaluating it twice",
-                comment="betas= not split; set beta1=/beta2= by hand")
-            if i and i == len(args) - 1:  # the previous argument becomes the last one
-                args[i - 1] = args[i - 1].with_changes(comma=a.comma)
-            return call.with_changes(args=[*args[:i], *args[i + 1:]])
-        sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        new = [_kw("beta1", b1, sep), _kw("beta2", b2, a.comma)]
-        site.changes.append(f"betas -> beta1={site.code(b1)}, beta2={site.code(b2)}")
-        return call.with_changes(args=[*args[:i], *new, *args[i + 1:]])
-    return call
-
-
 def _wrap_for_decay(site, call: cst.Call, decay_default: float) -> cst.Call:
     """OPT007: weight decay on a plain parameter list -> one parameter group."""
     wd = site.arg("weight_decay")
@@ -501,11 +469,9 @@ def _wrap_for_decay(site, call: cst.Call, decay_default: float) -> cst.Call:
     return call.with_changes(args=args)
 
 
-def _optimizer(rule: str, *, betas: bool = False, decay_default: float = 0.0, flag: str = ""):
+def _optimizer(rule: str, *, decay_default: float = 0.0, flag: str = ""):
     def handler(site):
         new = site.apply(func=site.ref(site.entry.target))
-        if betas:
-            new = _split_betas(site, new)
         new = _wrap_for_decay(site, new, decay_default)
         site.edit(rule, new, detail=site.describe(f"{site.api} -> {site.entry.target}"))
         if flag:
@@ -524,38 +490,36 @@ api("torch.optim.SGD", "mindspore.nn.SGD", rule="OPT001",
     rename={"lr": "learning_rate"}, defaults={"learning_rate": "0.001"},
     unsupported={"maximize": _MAXIMIZE}, handler=_optimizer("OPT001"), **_COMMON)
 
-#: torch.optim.Adam with L2 weight decay: the classic nn.Adam (its eps sits elsewhere, OPT003)
+#: torch.optim.Adam with L2 weight decay: mindspore.experimental.optim.Adam, PyTorch's own
+#: arguments (its eps sits elsewhere, OPT003). Not nn.Adam: its constructor builds the
+#: FusedSparseAdam primitive, which MindSpore 2.10 marks deprecated and warns about.
 _ADAM_L2 = ArgSpec(
-    sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad"),
-    ms_sig=("params", "learning_rate", "beta1", "beta2", "eps", "use_locking", "use_nesterov",
-            "weight_decay", "loss_scale", "use_amsgrad"),
-    rename={"lr": "learning_rate", "amsgrad": "use_amsgrad"}, defaults={"learning_rate": "0.001"},
-    unsupported={
-        "maximize": _MAXIMIZE,
-        "decoupled_weight_decay": (truthy_literal, "nn.Adam only adds weight decay to the gradient"),
-    },
-    values={"params": _params}, drop=_DROPPED,
+    sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad", "foreach", "maximize", "capturable",
+         "differentiable", "fused", "decoupled_weight_decay"),
+    ms_sig=("params", "lr", "betas", "eps", "weight_decay", "amsgrad", "maximize"),
+    values={"params": lambda site, arg: _params_all(site, arg)},
+    drop={**_DROPPED, "decoupled_weight_decay": "OPT003"},
 )
-_ADAM_EPS = ("nn.Adam folds the bias corrections into the step size, so its eps acts as "
-             "eps / sqrt(1 - beta2^t) of PyTorch's: gradient entries of about 1e-6 or smaller move "
-             "less during the first steps. For PyTorch's exact numbers drop weight_decay= (the port is "
+_ADAM_L2_TARGET = "mindspore.experimental.optim.Adam"
+_ADAM_EPS = ("mindspore.experimental.optim.Adam (like nn.Adam) folds the bias corrections into the step size, "
+             "so its eps acts as eps / sqrt(1 - beta2^t) of PyTorch's: gradient entries of about 1e-6 or smaller "
+             "move less during the first steps. For PyTorch's exact numbers drop weight_decay= (the port is "
              "then mindspore.experimental.optim.AdamW with weight_decay=0.0) and add the L2 term "
              "0.5 * weight_decay * sum(p**2) to the loss")
 
 
 def _adam(site):
     """OPT003: without weight decay, PyTorch's Adam is AdamW with weight_decay=0 (same update
-    to the last bit); with L2 weight decay only nn.Adam takes it (and its eps differs)."""
+    to the last bit); with L2 weight decay only experimental Adam takes it (its eps differs)."""
     wd = site.arg("weight_decay")
     if wd is None or site.literal(wd.value, None) in (0, 0.0) or _decoupled(site):
         new = site.apply(func=site.ref(site.entry.target))
         site.edit("OPT003", new, detail=site.describe(f"{site.api} -> {site.entry.target}"))
         return new
-    new = _split_betas(site, site.apply(func=site.ref("mindspore.nn.Adam"), spec=_ADAM_L2))
-    new = _wrap_for_decay(site, new, 0.0)
-    site.edit("OPT003", new, detail=site.describe(f"{site.api} -> mindspore.nn.Adam (L2 weight decay)"))
+    new = site.apply(func=site.ref(_ADAM_L2_TARGET), spec=_ADAM_L2)
+    site.edit("OPT003", new, detail=site.describe(f"{site.api} -> {_ADAM_L2_TARGET} (L2 weight decay)"))
     site.finding("OPT003", f"weight_decay={site.code(wd.value).strip()}: {_ADAM_EPS}",
-                 comment="nn.Adam's eps differs from PyTorch's; see rule OPT003")
+                 comment="experimental Adam's eps differs from PyTorch's; see rule OPT003")
     return new
 
 
@@ -572,19 +536,8 @@ def ported_to_experimental(site, call, qual) -> bool:
     ``mindspore.experimental.optim`` (its rate in ``param_groups``)?"""
     if qual in EXPERIMENTAL:
         return True
-    if qual != "torch.optim.Adam" or call is None:
-        return False
-    args = {}
-    for i, a in enumerate(call.args):
-        if a.star:
-            return False
-        key = a.keyword.value if a.keyword is not None else (
-            ("params", "lr", "betas", "eps", "weight_decay")[i] if i < 5 else None)
-        args[key] = a.value
-    decay = args.get("weight_decay")
-    flag = args.get("decoupled_weight_decay")
-    return (decay is None or site.literal(decay, None) in (0, 0.0)
-            or (flag is not None and site.literal(flag, None) is True))
+    return qual == "torch.optim.Adam" and call is not None
+
 
 
 def _decoupled(site) -> bool:

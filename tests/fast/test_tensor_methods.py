@@ -61,7 +61,7 @@ def test_from_numpy():
             import mindspore
             import numpy as np
             arr = np.arange(6.0).reshape(2, 3)
-            t = mindspore.Tensor.from_numpy(arr)
+            t = mindspore.from_numpy(arr)
         """,
         edits={"DAT002", "IMP001"},
     )

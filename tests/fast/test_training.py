@@ -258,10 +258,10 @@ OPTIMIZER_LINES = {
         'torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.8, 0.99), eps=1e-7, weight_decay=0)',
         'mindspore.experimental.optim.AdamW(model.trainable_params(), lr=1e-3, betas=(0.8, 0.99), eps=1e-7, weight_decay=0.0)',
         {"IMP001", "LAY001", "OPT002", "OPT003"}, None),
-    "adam_with_l2_decay_becomes_nn_adam_with_betas_split_and_a_finding": (
+    "adam_with_l2_decay_becomes_experimental_adam_with_a_finding": (
         'torch.optim.Adam(model.parameters(), 1e-3, (0.8, 0.99), 1e-7, 0.01)',
-        'mindspore.nn.Adam([{"params": model.trainable_params()}], 1e-3, beta1=0.8, beta2=0.99, eps=1e-7, weight_decay=0.01)  # msmagic: OPT003 nn.Adam\'s eps differs from PyTorch\'s; see rule OPT003',
-        {"IMP001", "LAY001", "OPT002", "OPT003", "OPT007"}, {"OPT003"}),
+        'mindspore.experimental.optim.Adam(model.trainable_params(), 1e-3, (0.8, 0.99), 1e-7, 0.01)  # msmagic: OPT003 experimental Adam\'s eps differs from PyTorch\'s; see rule OPT003',
+        {"IMP001", "LAY001", "OPT002", "OPT003"}, {"OPT003"}),
     "adam_with_decoupled_decay_is_adamw": (
         'torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)',
         'mindspore.experimental.optim.AdamW(model.trainable_params(), lr=0.01, weight_decay=0.1)',
