@@ -297,6 +297,8 @@ class MsMagic(Magics, Configurable):
                     user_ns=self.shell.user_ns,
                     shadow=_parity.shadow_namespace(),
                     session=session,
+                    # live progress, unless %%capture keeps the cell's output
+                    progress="auto" if capture is None else None,
                 )
         except PortSyntaxError as err:
             raise self._syntax_error(err, cell) from None

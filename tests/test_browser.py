@@ -313,7 +313,11 @@ def _check_saved_outputs(page, label: str, trusted: bool, whys: dict) -> None:
     port_area.screenshot(path=str(ARTIFACTS / f"{label}_port.png"))
 
     # the parity table, and the code lines of its diff and code block indented
-    parity_area = page.locator(".jp-CodeCell").nth(2).locator(".jp-OutputArea-output").first
+    # the report (the live progress line, ended as a summary, is the output above it)
+    parity_area = (page.locator(".jp-CodeCell").nth(2).locator(".jp-OutputArea-output")
+                   .filter(has=page.locator(".msm-parity-table")).first)
+    progress = page.locator(".jp-CodeCell").nth(2).locator(".msm-progress").first
+    expect(progress).to_contain_text("msmagic parity: ran")
     table = parity_area.locator(".msm-parity-table").first
     table.scroll_into_view_if_needed()
     expect(table).to_be_visible()
@@ -323,6 +327,14 @@ def _check_saved_outputs(page, label: str, trusted: bool, whys: dict) -> None:
     texts = [_squash(t) for t in rows.all_inner_texts()]
     for name in PARITY_NAMES:
         assert any(t.startswith(name + " ") for t in texts), (label, name, texts)
+    # alignment and status colours are inline styles: they hold untrusted too
+    first_cell = rows.first.locator("td").first
+    assert first_cell.evaluate("(td) => getComputedStyle(td).textAlign") == "left", label
+    number = rows.first.locator("td.msm-num").first
+    assert number.evaluate("(td) => getComputedStyle(td).textAlign") == "right", label
+    status_bg = rows.first.locator("td.msm-status").evaluate(
+        "(td) => getComputedStyle(td).backgroundColor")
+    assert status_bg not in ("rgba(0, 0, 0, 0)", "transparent"), (label, status_bg)
     _assert_indented(_line(parity_area, "total = total + step"), 4)
     code = parity_area.locator("details.msm-code-block").last
     code.locator("summary").click()

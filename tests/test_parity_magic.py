@@ -198,7 +198,7 @@ def test_defaults_are_passed_to_the_runner(ip, fake):
     assert source == TORCH_CELL
     assert options == ParityOptions() == ParityOptions(
         device="CPU", rtol=1e-5, atol=1e-5, seed=None, timeout=None, sync=True, against=None)
-    assert kw == dict(user_ns=ip.user_ns, shadow=fake.shadow, session=kw["session"])
+    assert kw == dict(user_ns=ip.user_ns, shadow=fake.shadow, session=kw["session"], progress="auto")
     assert kw["user_ns"] is ip.user_ns and kw["shadow"] is fake.shadow
     # the view is presentation: the magic puts it on the report, the runner never sees it
     assert ip.user_ns.pop("rep").options["view"] == "split"
@@ -242,7 +242,7 @@ def test_displays_the_report_and_stores_it(ip, fake):
     assert isinstance(rep, ParityReport) and rep.ok
     assert len(c.outputs) == 1
     data = c.outputs[0].data
-    assert data["text/plain"].startswith("msmagic parity: all 1 values match  [ok]")
+    assert data["text/plain"].startswith("msmagic parity: all 1 compared values match  [ok]")
     assert 'class="msm-parity-table"' in data["text/html"] and "msm-pill-ok" in data["text/html"]
     assert c.stdout == "" and c.stderr == ""
 

@@ -18,10 +18,19 @@ from msmagic.render import mimebundle, rule_info
 from msmagic.render.parity import (
     format_number,
     make_parity_widget,
-    render_parity_html,
     render_parity_text,
 )
+from msmagic.render.parity import render_parity_html as styled_parity_html
 from msmagic.result import PortResult, Statement
+
+_STYLE_ATTR = re.compile(r' style="[^"]*"')
+
+
+def render_parity_html(report, view=None) -> str:
+    """The parity HTML without its inline ``style`` attributes: the structure tests below
+    read classes and text; test_html_meaning_survives_without_the_stylesheet checks the
+    styles."""
+    return _STYLE_ATTR.sub("", styled_parity_html(report, view=view))
 
 # Changes on lines 1-5 (one diff hunk, with context up to line 8); lines 9-12 unchanged.
 SOURCE = """\
@@ -135,13 +144,18 @@ def test_text_has_summary_table_divergence_synced_timings_notes(port):
     for col in ("PyTorch", "MindSpore", "max |\u0394|", "max rel \u0394", "status"):
         assert col in header
     status_col = header.index("status")
-    table = lines[lines.index(header) + 1 : lines.index(header) + 1 + len(rows())]
-    for line, row in zip(table, rows()):
+    # plain values first, then module parameters; the MindSpore-only name is listed apart
+    shown = [r for r in rows() if r.status != ONLY_MS]
+    shown = [r for r in shown if "." not in r.name] + [r for r in shown if "." in r.name]
+    table = lines[lines.index(header) + 1 : lines.index(header) + 1 + len(shown)]
+    for line, row in zip(table, shown):
         assert line.startswith(row.name + " ")
         assert line[status_col:].startswith(row.status)  # aligned
-    assert "(4, 3) torch.float32" in table[0] and "(4, 3) Float32" in table[0]
-    assert "3.1e-07" in table[1] and "0.0123" in table[2]
-    assert "not comparable (different structure)" in table[5]
+    assert [line.split()[0] for line in table] == ["y", "z", "label", "layer.weight", "layer.bias"]
+    assert "(4, 3) torch.float32" in table[3] and "(4, 3) Float32" in table[3]
+    assert "3.1e-07" in table[4] and "0.0123" in table[0]
+    assert "not comparable (different structure)" in table[2]
+    assert "only in the MindSpore code (not compared): w" in text
     assert "first divergence: statement 4 (PyTorch line 4 -> MindSpore line 4): layer.bias" in text
     assert "  - layer = nn.Linear(3, 4)" in text and "  + layer = nn.Dense(3, 4)" in text
     assert f"rule LAY001 {rule_info('LAY001').title}" in text
@@ -184,7 +198,8 @@ def test_text_without_rows_or_divergence(port):
     [
         (dict(first_divergence=None), "differs"),
         (dict(rows=[rows()[0]], first_divergence=None), "ok"),
-        (dict(rows=[]), "empty"),
+        (dict(rows=[], first_divergence=None), "empty"),
+        (dict(rows=[rows()[0]]), "differs"),  # matched in the end, diverged on the way
         (dict(ms_error="err"), "error"),
         (dict(torch_error="err"), "error"),
         (dict(interrupted=True), "error"),
@@ -207,19 +222,20 @@ def test_html_table_has_every_row_with_its_status_class(port):
     html = render_parity_html(make_report(port))
     table = block(html, "msm-parity-table", "</table>")
     trs = re.findall(r'<tr class="(msm-status-[\w-]+)" data-name="([^"]+)"', table)
+    # the cell's values first, then module parameters; ``w`` (MindSpore only) is listed apart
     assert trs == [
-        ("msm-status-match", "layer.weight"),
-        ("msm-status-match", "layer.bias"),
         ("msm-status-differs", "y"),
         ("msm-status-only", "z"),
-        ("msm-status-only", "w"),
         ("msm-status-not-comparable", "label"),
+        ("msm-status-match", "layer.weight"),
+        ("msm-status-match", "layer.bias"),
     ]
+    assert re.search(r'class="msm-ms-only"[^>]*>Only in the MindSpore code.*<code>w</code>', html)
     for head in ("Name", "PyTorch", "MindSpore", "max |\u0394|", "max rel \u0394", "Status", "Note"):
         assert f">{head}</th>" in table
     assert "(4, 3) torch.float32" in table and "(4, 3) Float32" in table
     assert ">3.1e-07</td>" in table and ">2.5e-06</td>" in table and ">0.0123</td>" in table
-    assert ">only on PyTorch side</td>" in table and ">only on MindSpore side</td>" in table
+    assert ">only on PyTorch side</td>" in table and ">only on MindSpore side</td>" not in table
     assert ">different structure</td>" in table
     # the Line column gives the input lines of the statement that bound the name
     assert re.search(r'data-name="y".*?<td class="msm-line">6</td>', table)
@@ -297,7 +313,7 @@ def test_html_synced_bridged_timings_notes(port):
     synced = block(html, "msm-synced", "</ul>")
     assert "<li><code>layer (parameters)</code></li>" in synced and "<li><code>x</code></li>" in synced
     assert '<li><code>w</code> <span class="msm-meta">random values copied</span></li>' in synced
-    assert "Synchronised, not compared" in html
+    assert "Synchronised: copied, not compared" in html
     assert "<li><code>data</code></li>" in block(html, "msm-bridged", "</ul>")
     timings = block(html, "msm-timings", "</div></div>")
     assert "<b>PyTorch</b> 2 ms" in timings and "<b>MindSpore</b> 0.4 ms" in timings
@@ -377,7 +393,7 @@ def test_mimebundle_uses_the_parity_renderers(port):
     bundle = mimebundle(report)
     assert set(bundle) == {"text/plain", "text/html"}
     assert bundle["text/plain"] == render_parity_text(report)
-    assert bundle["text/html"] == render_parity_html(report)
+    assert bundle["text/html"] == styled_parity_html(report)
     assert report._repr_mimebundle_() == bundle
 
 
@@ -390,3 +406,58 @@ def test_widget_toggles_the_diff_view(port):
     assert "msm-parity-table" in body.value
     toggle.value = "split"
     assert "msm-view-split" in body.value and "msm-divergence" in body.value
+
+
+def test_one_verdict_from_the_rows_the_table_shows(port):
+    """A name only the MindSpore code binds neither fails the run nor makes a divergence;
+    a divergence on the way makes the verdict differ even when the last values match."""
+    helper = Row("grads", ONLY_MS, None, "", (3,), "Float32", None, None, 5)
+    ok = make_report(port, rows=[rows()[0], helper], first_divergence=None)
+    assert ok.verdict == ("ok", "ok") and ok.ok and ok.summary() == "all 1 compared values match"
+    assert ok.ms_only == ["grads"] and [r.name for r in ok.compared_rows] == ["layer.weight"]
+    diverged = make_report(port, rows=[rows()[0]])
+    assert diverged.verdict[0] == "differs" and not diverged.ok
+    assert diverged.summary() == "1 match; but layer.bias differed after statement 4 on the way"
+    for report in (ok, diverged):
+        html = styled_parity_html(report)
+        kind = report.verdict[0]
+        assert f'data-status="{kind}"' in html and f"msm-pill msm-pill-{kind}" in html
+        assert render_parity_text(report).splitlines()[0].endswith(
+            f"[{report.verdict[1]}]  (device CPU, rtol 1e-05, atol 1e-05, seed 7)")
+
+
+def test_html_meaning_survives_without_the_stylesheet(port):
+    """JupyterLab drops the <style> block of an untrusted notebook: alignment, status
+    colours, the pill and marked diff lines are inline styles."""
+    html = styled_parity_html(make_report(port))
+    body = re.sub(r"<style>.*?</style>", "", html, flags=re.S)
+    assert re.search(r'<span class="msm-pill msm-pill-differs" style="[^"]*background-color:rgba\(248', body)
+    status = re.search(r'data-name="y".*?<td class="msm-status" style="([^"]*)"', body).group(1)
+    assert "text-align:left" in status and "background-color:rgba(248, 81, 73, 0.26)" in status
+    number = re.search(r'data-name="y".*?<td class="msm-num msm-mono" style="([^"]*)"', body).group(1)
+    assert "text-align:right" in number
+    assert re.search(r'class="msm-first-divergence" style="[^"]*border-left:4px solid', body)
+    marked_td = re.search(r'<td class="msm-code[^"]*msm-divergence[^"]*"[^>]*style="([^"]*)"', body).group(1)
+    assert marked_td.rstrip(";").endswith("box-shadow:inset 3px 0 0 rgba(248, 81, 73, 0.95)")
+
+
+def test_a_sequence_gets_a_chart_of_both_sides_and_their_difference(port):
+    t = [1.0 / (k + 1) for k in range(300)]
+    m = [v + (1e-3 if k == 299 else 0.0) for k, v in enumerate(t)]  # the last point is always drawn
+    row = Row("losses", DIFFERS, (300,), "list", (300,), "list", 1e-3, 6.6e-3, 5, series=(t, m))
+    report = make_report(port, rows=[row] + rows()[:1], first_divergence=None)
+    html = styled_parity_html(report)
+    chart = block(html, "msm-chart", "</div></div>")
+    assert 'data-name="losses"' in chart and "120 of 300 points shown" in chart
+    strips = re.findall(r'<span style="display:inline-block;width:78px[^"]*">([^<]+)</span>', chart)
+    assert strips == ["PyTorch", "MindSpore", "|\u0394|"]
+    bars = re.findall(r'height:(\d+)px"></span>', chart)
+    assert len(bars) == 3 * 120
+    # the difference strip is flat but for the one point that differs
+    delta = [int(h) for h in bars[240:]]
+    assert delta.count(18) == 1 and set(delta) == {1, 18}
+    assert "<svg" not in chart and "<script" not in chart
+    text = render_parity_text(report)
+    assert "  losses: PyTorch   \u2588" in text and "MindSpore \u2588" in text
+    # module parameters get no chart
+    assert 'data-name="layer.weight"' not in "".join(re.findall(r'class="msm-chart"[^>]*>', html))

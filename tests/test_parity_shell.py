@@ -32,7 +32,9 @@ def test_mlp_random_init_and_inputs(ip):
 def test_cnn_batchnorm_dropout_eval(ip):
     rep, _ = parity_cell(ip, CNN, "--rtol 1e-4 --atol 1e-5")
     assert rep.ok, rep.summary()
-    assert rep.row("net.bn.running_mean").status == MATCH
+    # eval mode changed nothing in the copied module: it is synchronised, not compared
+    assert any(s.startswith("net:") for s in rep.synchronised)
+    assert not any(r.name.startswith("net.") for r in rep.rows)
 
 
 def test_training_loop_against_explicit_code(ip):
@@ -85,7 +87,7 @@ def test_nothing_compared(ip):
 
 def test_shadow_namespace_persists_across_two_cells(ip):
     first, _ = parity_cell(ip, "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 2)\n")
-    assert first.ok
+    assert first.verdict[0] == "empty"  # the layer was copied across, nothing compared
     second, _ = parity_cell(ip, "x = torch.ones(4, 3)\nout = layer(x)\n")
     assert second.ok, second.summary()
     shadow = msmagic.shadow_namespace()

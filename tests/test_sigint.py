@@ -20,6 +20,8 @@ import time
 
 import pytest
 
+from benchmarks import interrupt_parity
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = sys.executable
 
@@ -247,22 +249,7 @@ def test_terminal_ipython_survives_ctrl_c_after_parity(tmp_path):
 # PyTorch side and runs on (100,000 steps) on the MindSpore side. ``_run_side`` is wrapped to
 # say on stdout when the MindSpore side of that loop starts, so the signal below lands
 # while MindSpore executes; the signal itself is real.
-LOOP_CELL = """\
-import torch
-import torch.nn as nn
-torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 1))
-opt = torch.optim.SGD(model.parameters(), lr=0.01)
-x = torch.randn(64, 16)
-y = torch.randn(64, 1)
-for step in range(100000):
-    loss = ((model(x) - y) ** 2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-    if step == 20 and type(loss).__module__.startswith("torch"):
-        break  # only the MindSpore side runs on until the signal
-"""
+LOOP_CELL = interrupt_parity.CELL
 
 DURING_MINDSPORE_SCRIPT = f"""
 import contextlib, sys

@@ -52,7 +52,8 @@ def test_training_notebook_matches_across_cells():
     reports = [msmagic.parity(cell, user_ns=user_ns, shadow=shadow, session=session)
                for cell in CELLS]
     for report in reports:
-        assert report.ok, (report.summary(), report.ms_error and report.ms_error.traceback)
+        settled = report.ok or (report.verdict[0] == "empty" and report.synchronised)
+        assert settled, (report.summary(), report.ms_error and report.ms_error.traceback)
     train = reports[2]
     assert len(user_ns["losses"]) == 16 and train.row("losses").status == MATCH
     assert user_ns["rates"] == [0.05, 0.025, 0.025, 0.0125]

@@ -85,6 +85,7 @@ def parity(
     user_ns: Optional[dict] = None,
     shadow: Optional[dict] = None,
     session=None,
+    progress="auto",
     **values,
 ):
     """Port ``source``, run both versions in lockstep and compare; a :class:`ParityReport`.
@@ -100,6 +101,10 @@ def parity(
     KeyboardInterrupt included) is not raised here: the run stops and the report holds
     it (``torch_error``, ``ms_error``, ``interrupted``). Python's SIGINT handler is in
     place again when this returns (see :mod:`msmagic.signals`).
+
+    ``progress``: ``"auto"`` shows statement k of n, the side running and the time spent
+    (a line updated in place in a Jupyter kernel, or on a terminal's stderr); None shows
+    nothing; a callable ``progress(k, n, stage, step)`` is called instead.
     """
     import msmagic
     from msmagic.parity_check import run as R
@@ -113,6 +118,15 @@ def parity(
         raise TypeError("parity() takes the cell's source as a str")
     # plan
     port = msmagic.port(source, session=session)
+    ported = time.perf_counter()
+    imports = _import_frameworks()
+    shown_progress = None
+    if progress is not None and progress != "auto" and not callable(progress):
+        raise TypeError("progress must be 'auto', None or a callable progress(k, n, stage, step)")
+    if progress == "auto":
+        from msmagic.parity_check.progress import default_progress
+
+        progress = shown_progress = default_progress()
     against_plan = plan_against(opts.against) if opts.against is not None else None
     # Ctrl-C while MindSpore executes reaches Python as SIGTERM from MindSpore's handler
     with interrupts_from_mindspore():
@@ -138,7 +152,8 @@ def parity(
                     # explicit MindSpore code too (statements are paired in order)
                     steps, user_ns, shadow, port=port,
                     sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
-                    each_step=True, keep_output=True, filenames=filenames,
+                    each_step=True, keep_output=True, filenames=filenames, progress=progress,
+                    skip_unchanged_copies=True,
                 )
             finally:
                 restore()
@@ -146,10 +161,46 @@ def parity(
             # MindSpore's worker threads install a native SIGINT handler that ends the
             # process on Ctrl-C: Ctrl-C after the run is a KeyboardInterrupt again
             restore_sigint()
-    return _report(source, opts, port, steps, run, bridged, notes, filenames, started)
+            if shown_progress is not None:
+                shown_progress.stop()
+    report = _report(source, opts, port, steps, run, bridged, notes, filenames, started,
+                     port_seconds=ported - started, import_seconds=imports)
+    if shown_progress is not None:
+        shown_progress.finish(f"msmagic parity: ran {len(steps)} statements on each side in "
+                              f"{report.timings['total']:.1f} s (report below)")
+    return report
 
 
-def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
+def _timings(run, started, port_seconds, import_seconds) -> dict:
+    """Where the run's time went; the parts add up to ``total`` (``other``: planning,
+    bridging names, building the report)."""
+    total = time.perf_counter() - started
+    parts = {
+        "imports": import_seconds,
+        "port": port_seconds,
+        "PyTorch": run.timings["torch"],
+        "MindSpore": run.timings["mindspore"],
+        "sync and compare": run.timings.get("compare", 0.0),
+    }
+    parts["other"] = max(total - sum(parts.values()), 0.0)
+    parts["total"] = total
+    return parts
+
+
+def _import_frameworks() -> float:
+    """Import torch and mindspore when this process has not yet (seconds spent): the
+    first import takes seconds, and the report says so instead of adding it to a side."""
+    import sys
+
+    t0 = time.perf_counter()
+    for name in ("torch", "mindspore"):
+        if name not in sys.modules:
+            importlib.import_module(name)
+    return time.perf_counter() - t0
+
+
+def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
+            port_seconds=0.0, import_seconds=0.0):
     """The ParityReport of a run."""
     from msmagic.parity_check.report import Divergence, ParityReport, StatementError
     from msmagic.parity_check.run import readable_traceback, written_twice
@@ -174,11 +225,7 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
         rows=run.rows,
         synchronised=[f"{n}: {run.sync_reasons.get(n, 'copied')}" for n in run.synchronised],
         bridged=bridged,
-        timings={
-            "PyTorch": run.timings["torch"],
-            "MindSpore": run.timings["mindspore"],
-            "total": time.perf_counter() - started,
-        },
+        timings=_timings(run, started, port_seconds, import_seconds),
         device=opts.device,
         rtol=opts.rtol,
         atol=opts.atol,
@@ -223,17 +270,41 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started):
         lines = printed.splitlines()
         text = "\n".join(lines[:20]) + (f"\n... ({len(lines) - 20} more lines)" if len(lines) > 20 else "")
         report.notes.append(f"The MindSpore side printed:\n{text}")
+    if run.deprecations:
+        from msmagic.apis.deprecations import INTERNAL
+
+        report.notes.append(
+            "MindSpore 2.10 logged deprecation warnings that were kept off the output: "
+            + "; ".join(f"{name}: {INTERNAL.get(name, '')}".rstrip(": ") for name in run.deprecations)
+            + ". They come from MindSpore's own internals or from a target with no replacement "
+            "that runs on this device, not from your code."
+        )
     twice = written_twice(run)
     if twice:
         report.notes.append(twice)
     if run.timed_out:
         report.notes.append(f"The {run.timed_out} side ran past --timeout {opts.timeout:g} s and was stopped.")
     if run.interrupted:
-        report.notes.append("Interrupted (Ctrl-C): the values compared so far are shown.")
-    if not report.rows and not (run.torch_error or run.ms_error or run.interrupted or run.timed_out):
-        report.notes.append(
-            "Nothing compared: the cell binds no tensor, array, number or module "
-            "(bind a result to a name to compare it)."
-        )
+        text = "Interrupted (Ctrl-C): the values compared so far are shown."
+        if run.interrupted_step is not None:
+            step = next((s for s in steps if s.index == run.interrupted_step), None)
+            if step is not None:
+                a, b = step.torch_lines
+                where = f"line {a}" if a == b else f"lines {a}-{b}"
+                text += (f" Statement {step.index + 1} ({where}) was running and had run further on "
+                         "one side than on the other: what it binds or uses is not compared.")
+        report.notes.append(text)
+    if not report.compared_rows and not (run.torch_error or run.ms_error or run.interrupted
+                                         or run.timed_out):
+        if report.synchronised:
+            report.notes.append(
+                "Nothing compared: what the cell bound was copied from PyTorch to MindSpore "
+                "(listed as synchronised); a later cell that uses it compares the results."
+            )
+        else:
+            report.notes.append(
+                "Nothing compared: the cell binds no tensor, array, number or module "
+                "(bind a result to a name to compare it)."
+            )
     return report
 

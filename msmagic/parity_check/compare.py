@@ -52,6 +52,9 @@ class Row:
     max_rel: Optional[float] = None
     statement: int = -1  # input statement that last bound the name
     note: str = ""
+    #: a numeric sequence (a list of losses, a 1-D tensor): (PyTorch's values,
+    #: MindSpore's values), at most SERIES_POINTS evenly spaced of them, for a chart
+    series: Optional[tuple] = None
 
 
 # ----------------------------------------------------------------------------- values
@@ -253,12 +256,51 @@ def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=N
             if not np.all(d <= atol + rtol * np.abs(fa)) or np.any(np.isnan(fa) != np.isnan(fb)):
                 ok = False
     row.max_abs, row.max_rel = max_abs, max_rel
+    row.series = _series(tparts, mparts)
     if not ok:
         row.status = DIFFERS
     if tdt and mdt and _kind(tdt) != _kind(mdt):
         row.status = DIFFERS
         row.note = (row.note + f" dtype {tdt} vs {mdt}").strip()
     return row
+
+
+#: the most points of a sequence kept for its chart
+SERIES_POINTS = 400
+#: the fewest values that make a sequence worth a chart
+SERIES_MIN = 8
+
+
+def _series(tparts: list, mparts: list) -> Optional[tuple]:
+    """Both sides of a 1-D numeric sequence as lists of floats (evenly thinned to
+    ``SERIES_POINTS``), or None: a list or tuple of numbers (or of one-element tensors),
+    or one 1-D tensor or array."""
+    import numpy as np
+
+    def values(parts):
+        if len(parts) == 1:
+            arr = _as_array(parts[0][1])
+            if arr is None or arr.ndim != 1:
+                return None
+            return arr
+        out = []
+        for _, v in parts:
+            arr = _as_array(v)
+            if arr is None or arr.size != 1:
+                return None
+            out.append(arr.reshape(()))
+        return np.asarray(out)
+
+    a, b = values(tparts), values(mparts)
+    if a is None or b is None or a.shape != b.shape or a.size < SERIES_MIN:
+        return None
+    if not (np.issubdtype(a.dtype, np.number) and np.issubdtype(b.dtype, np.number)):
+        return None
+    if a.dtype == bool or b.dtype == bool or np.iscomplexobj(a) or np.iscomplexobj(b):
+        return None
+    index = np.unique(np.linspace(0, a.size - 1, min(a.size, SERIES_POINTS)).round().astype(int))
+    return ([float(x) for x in a.astype(np.float64)[index]],
+            [float(x) for x in b.astype(np.float64)[index]])
 
 
 def _as_array(v):

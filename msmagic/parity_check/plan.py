@@ -94,21 +94,64 @@ def plan_steps(source: str, port, against: Optional[str] = None, against_plan: O
 
 
 def _paired(statements: list, ms_plan: list, src_lines: list[str], ms_lines_all: list[str]) -> list[Step]:
-    """Explicit MindSpore code: statement i of the cell runs with statement i of the code."""
+    """Explicit MindSpore code: the cell's statements and the explicit ones are lined up
+    by the names they bind (``model = nn.Linear`` with ``model = nn.Dense``; statements
+    binding nothing, such as imports, with each other), keeping both orders and pairing
+    as many names as possible; each statement of the cell runs
+    with the explicit statements from after the previous pair up to its own (helpers the
+    explicit code defines on the way, a forward function or ``grad_fn``, and imports run
+    with the next paired statement). Explicit statements after the last pair run as
+    steps of their own."""
+    n, m = len(statements), len(ms_plan)
+    tb = [set(st.binds) for st in statements]
+    mb = [set(st.binds) for st in ms_plan]
+
+    def weight(i: int, k: int) -> float:
+        # two statements that bind nothing (imports) pair too, below any shared name
+        return len(tb[i] & mb[k]) or (0.5 if not tb[i] and not mb[k] else 0)
+
+    # best[i][k]: the most names paired between statements[i:] and ms_plan[k:]
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for k in range(m - 1, -1, -1):
+            shared = weight(i, k)
+            best[i][k] = max(best[i + 1][k], best[i][k + 1],
+                             best[i + 1][k + 1] + shared if shared else 0)
+    pairs: dict[int, int] = {}
+    i = k = 0
+    while i < n and k < m:
+        shared = weight(i, k)
+        if shared and best[i][k] == best[i + 1][k + 1] + shared:
+            pairs[i], i, k = k, i + 1, k + 1
+        elif best[i][k] == best[i + 1][k]:
+            i += 1
+        else:
+            k += 1
     steps = []
-    for i in range(max(len(statements), len(ms_plan))):
-        s = statements[i] if i < len(statements) else None
-        m = ms_plan[i] if i < len(ms_plan) else None
-        text = _chunk(src_lines, s.before) if s else ""
-        mcode = _chunk(ms_lines_all, m.before) if m else ""
-        bound = set(s.binds if s else ()) | set(m.binds if m else ())
-        steps.append(Step(
-            i, _python(text), _python(mcode, "mindspore"), sorted(bound),
-            s.before if s else (0, 0), m.before if m else None, text,
-            None, frozenset(s.reads) if s else frozenset(), bool(s and s.expression),
-            frozenset(s.tags) if s else frozenset(),
-        ))
+    j = 0
+    for i, st in enumerate(statements):
+        end = pairs[i] + 1 if i in pairs else j
+        steps.append(_paired_step(i, st, ms_plan[j:end], src_lines, ms_lines_all))
+        j = end
+    for k in range(j, m):
+        steps.append(_paired_step(len(steps), None, [ms_plan[k]], src_lines, ms_lines_all))
     return steps
+
+
+def _paired_step(i: int, s, ms: list, src_lines: list[str], ms_lines_all: list[str]) -> Step:
+    text = _chunk(src_lines, s.before) if s else ""
+    lines = (ms[0].before[0], ms[-1].before[1]) if ms else None
+    mcode = _chunk(ms_lines_all, lines) if ms else ""
+    bound = set(s.binds if s else ())
+    for m in ms:
+        bound |= set(m.binds)
+    return Step(
+        i, _python(text), _python(mcode, "mindspore"), sorted(bound),
+        s.before if s else (0, 0), lines, text,
+        None, frozenset(s.reads) if s else frozenset(), bool(s and s.expression),
+        frozenset(s.tags) if s else frozenset(),
+    )
+
 
 
 def _chunk(lines: list[str], rng) -> str:

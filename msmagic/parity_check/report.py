@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Optional
 
-from msmagic.parity_check.compare import MATCH, ONLY_MS, Row
+from msmagic.parity_check.compare import MATCH, ONLY_MS, OUTPUT_NAME, Row
 from msmagic.result import PortResult
 
 __all__ = ["ParityReport", "StatementError", "Divergence"]
@@ -80,23 +80,53 @@ class ParityReport:
     render_kind: ClassVar[str] = "parity"
 
     @property
-    def ok(self) -> bool:
-        """Every compared value matches, something was compared, and neither side failed.
+    def verdict(self) -> tuple[str, str]:
+        """The one status of the run, ``(kind, label)``: kind is ``ok``, ``differs``,
+        ``error`` or ``empty``. Computed from the rows the table shows and the first
+        divergence, so the title, the table and the divergence box never disagree.
+        A value only the MindSpore code binds (a helper the port wrote, such as
+        ``grads``) is listed apart and does not count; a PyTorch value the MindSpore side
+        lacks is a divergence."""
+        if self.interrupted:
+            return "error", "interrupted"
+        if self.timed_out:
+            return "error", "timed out"
+        if self.torch_error is not None or self.ms_error is not None:
+            return "error", "error"
+        compared = self.compared_rows
+        if self.first_divergence is not None or any(r.status != MATCH for r in compared):
+            return "differs", "differs"
+        if not compared:
+            return "empty", "nothing compared"
+        return "ok", "ok"
 
-        A value only the MindSpore side binds (a helper such as ``grad_fn``) does not
-        count against it; a PyTorch value the MindSpore side lacks does."""
-        return (
-            any(r.status == MATCH for r in self.rows)
-            and all(r.status in (MATCH, ONLY_MS) for r in self.rows)
-            and self.torch_error is None
-            and self.ms_error is None
-            and not self.interrupted
-            and self.timed_out is None
-        )
+    @property
+    def ok(self) -> bool:
+        """Something was compared, every compared value matches, no statement diverged
+        on the way, and neither side failed (``verdict`` is ok)."""
+        return self.verdict[0] == "ok"
+
+    @property
+    def compared_rows(self) -> list[Row]:
+        """The rows of values both sides hold, or PyTorch holds and MindSpore lacks: the
+        cell's output first, then plain values, then module parameters."""
+        rows = [r for r in self.rows if r.status != ONLY_MS]
+
+        def order(r: Row) -> int:
+            if r.name == OUTPUT_NAME:
+                return 0
+            return 2 if "." in r.name else 1
+
+        return sorted(rows, key=order)
+
+    @property
+    def ms_only(self) -> list[str]:
+        """Names only the MindSpore code binds (not compared)."""
+        return [r.name for r in self.rows if r.status == ONLY_MS]
 
     @property
     def compared(self) -> int:
-        return len(self.rows)
+        return len(self.compared_rows)
 
     def row(self, name: str) -> Row:
         for r in self.rows:
@@ -105,12 +135,14 @@ class ParityReport:
         raise KeyError(f"{name} was not compared; compared: {[r.name for r in self.rows]}")
 
     def counts(self) -> dict[str, int]:
+        """Compared rows per status."""
         out: dict[str, int] = {}
-        for r in self.rows:
+        for r in self.compared_rows:
             out[r.status] = out.get(r.status, 0) + 1
         return out
 
     def summary(self) -> str:
+        kind, label = self.verdict
         if self.interrupted:
             return "interrupted"
         if self.timed_out:
@@ -119,13 +151,17 @@ class ParityReport:
             return f"PyTorch side failed: {self.torch_error.type}"
         if self.ms_error:
             return f"MindSpore side failed: {self.ms_error.type}"
-        if not self.rows:
+        if kind == "empty":
             return "nothing compared"
         counts = self.counts()
-        if self.ok:
-            n = counts.get(MATCH, 0)
-            return f"all {n} values match" if n == len(self.rows) else f"all {n} compared values match"
-        return ", ".join(f"{n} {status}" for status, n in counts.items())
+        if kind == "ok":
+            return f"all {counts.get(MATCH, 0)} compared values match"
+        text = ", ".join(f"{n} {status}" for status, n in counts.items())
+        if not any(status != MATCH for status in counts) and self.first_divergence is not None:
+            d = self.first_divergence
+            text += (f"; but {', '.join(d.names)} differed after statement {d.statement + 1} "
+                     "on the way")
+        return text
 
     def __repr__(self) -> str:
         return f"<ParityReport: {self.summary()}>"

@@ -31,6 +31,7 @@ from typing import Any, Optional
 from msmagic.errors import PortError
 from msmagic.parity_check.compare import (
     MATCH,
+    ONLY_MS,
     OUTPUT_NAME,
     Row,
     comparable,
@@ -85,10 +86,13 @@ class PairRun:
     ms_error: Optional[BaseException] = None
     torch_error_statement: Optional[int] = None
     ms_error_statement: Optional[int] = None
-    timings: dict = field(default_factory=lambda: {"torch": 0.0, "mindspore": 0.0})
+    #: seconds: each side's statements, and synchronising + comparing
+    timings: dict = field(default_factory=lambda: {"torch": 0.0, "mindspore": 0.0, "compare": 0.0})
     #: first step after which a compared value differed, with those rows
     first_divergence: Optional[tuple[int, list[Row]]] = None
     interrupted: bool = False
+    #: the statement that was running when Ctrl-C came (None: between statements)
+    interrupted_step: Optional[int] = None
     timed_out: Optional[str] = None  # "PyTorch" / "MindSpore"
     steps: list = field(default_factory=list)
     #: the value of the cell's last expression on the PyTorch side
@@ -97,6 +101,8 @@ class PairRun:
     ms_stdout: Any = field(default_factory=io.StringIO)
     #: what could not be synchronised (for the report's notes)
     notes: list[str] = field(default_factory=list)
+    #: MindSpore's known deprecation messages kept off the output (their names)
+    deprecations: list[str] = field(default_factory=list)
     #: side -> {path: the modes the side's code opened it with for writing}: a cell runs
     #: once per side, so what it writes to files it writes twice
     written: dict = field(default_factory=lambda: {"torch": {}, "mindspore": {}})
@@ -194,6 +200,8 @@ def execute(
     each_step: bool = False,
     keep_output: bool = False,
     filenames: tuple[str, str] = ("<PyTorch cell>", "<MindSpore code>"),
+    progress=None,
+    skip_unchanged_copies: bool = False,
 ) -> PairRun:
     """Run the steps on both sides in lockstep.
 
@@ -205,7 +213,12 @@ def execute(
     side may run in all. ``each_step``: compare what each step bound (and the modules it
     mentions) right after it, to find the first divergence. ``keep_output``: a last lone
     expression is evaluated on both sides, compared as ``<cell output>`` and kept as
-    ``run.value``.
+    ``run.value``. ``progress(k, n, stage, step)``: called before each side of step ``k``
+    of ``n`` runs ("PyTorch", "MindSpore") and before its values are compared
+    ("comparing"); Ctrl-C while values are compared stops the run too.
+    ``skip_unchanged_copies``: a module copied from PyTorch that nothing changed since is
+    left out of the final comparison (the report lists it as synchronised); the mapping
+    tests keep comparing such copies, which checks the parameter-name maps.
     """
     run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps)
     if params is None:
@@ -214,88 +227,132 @@ def execute(
     ms_name = syncer.ms_name
     bound_by: dict[str, int] = {}
     budget = {"torch": timeout, "mindspore": timeout}
-    ms_alive = True
-    outputs: dict[str, Any] = {}
-    for step in steps:
-        last_expr = keep_output and step is steps[-1] and step.expression
-        if step.torch_code:
-            syncer.before_torch(step)
-            try:
-                with syncer.draws_recorded():
-                    value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
-                                      filenames[0], run, "torch", budget, last_expr)
-            except SideTimeout:
-                run.timed_out = "PyTorch"
+    state = {"ms_alive": True, "outputs": {}}
+    report_progress = progress or (lambda *_: None)
+    try:
+        for k, step in enumerate(steps):
+            if not _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_output,
+                             each_step, rtol, atol, ms_name, bound_by, state, report_progress):
                 break
-            except KeyboardInterrupt:
-                run.interrupted = True
-                break
-            except BaseException as exc:  # noqa: BLE001 - reported, not raised
-                run.torch_error, run.torch_error_statement = exc, step.index
-                break
-            finally:
-                syncer.after_torch(step)
+    except KeyboardInterrupt:  # Ctrl-C while values were synchronised or compared
+        run.interrupted = True
+    report_progress(len(steps), len(steps), "comparing", None)
+    t0 = time.perf_counter()
+    try:
+        _final_rows(run, steps, syncer, tns, mns, names, bound_by, state["outputs"], rtol, atol,
+                    ms_name, each_step, skip_unchanged_copies)
+    except KeyboardInterrupt:
+        run.interrupted = True
+    run.timings["compare"] += time.perf_counter() - t0
+    restore_sigint()
+    return run
+
+
+def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_output, each_step,
+              rtol, atol, ms_name, bound_by, state, report_progress) -> bool:
+    """Run one step on both sides, synchronise and compare what it bound; False when the
+    run stops here (a PyTorch failure, a timeout on the PyTorch side, Ctrl-C)."""
+    last_expr = keep_output and step is steps[-1] and step.expression
+    n = len(steps)
+    if step.torch_code:
+        report_progress(k, n, "PyTorch", step)
+        syncer.before_torch(step)
+        try:
+            with syncer.draws_recorded():
+                value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
+                                  filenames[0], run, "torch", budget, last_expr)
+        except SideTimeout:
+            run.timed_out = "PyTorch"
+            return False
+        except KeyboardInterrupt:
+            run.interrupted, run.interrupted_step = True, step.index
+            return False
+        except BaseException as exc:  # noqa: BLE001 - reported, not raised
+            run.torch_error, run.torch_error_statement = exc, step.index
+            return False
+        finally:
+            syncer.after_torch(step)
+        if last_expr and value is not _NO_VALUE:
+            state["outputs"]["torch"] = run.value = value
+    if step.ms_code and state["ms_alive"]:
+        report_progress(k, n, "MindSpore", step)
+        first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
+        try:
+            with syncer.draws_replayed(step):
+                value = _run_side(step.ms_code, first, step.ms_head, mns,
+                                  filenames[1], run, "mindspore", budget, last_expr)
             if last_expr and value is not _NO_VALUE:
-                outputs["torch"] = run.value = value
-        if step.ms_code and ms_alive:
-            first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
-            try:
-                with syncer.draws_replayed(step):
-                    value = _run_side(step.ms_code, first, step.ms_head, mns,
-                                      filenames[1], run, "mindspore", budget, last_expr)
-                if last_expr and value is not _NO_VALUE:
-                    outputs["mindspore"] = value
-            except SideTimeout:
-                run.timed_out, ms_alive = "MindSpore", False
-            except KeyboardInterrupt:
-                run.interrupted = True
-                break
-            except BaseException as exc:  # noqa: BLE001
-                run.ms_error, run.ms_error_statement, ms_alive = exc, step.index, False
-        for n in step.bound:
-            bound_by[n] = step.index
-        if not ms_alive:
-            continue
+                state["outputs"]["mindspore"] = value
+        except SideTimeout:
+            run.timed_out, state["ms_alive"] = "MindSpore", False
+        except KeyboardInterrupt:
+            run.interrupted, run.interrupted_step = True, step.index
+            return False
+        except BaseException as exc:  # noqa: BLE001
+            run.ms_error, run.ms_error_statement, state["ms_alive"] = exc, step.index, False
+    for name in step.bound:
+        bound_by[name] = step.index
+    if not state["ms_alive"]:
+        return True
+    report_progress(k, n, "comparing", step)
+    t0 = time.perf_counter()
+    try:
         failed = syncer.after(step, tns, mns)
         restore_sigint()
         run.rows.extend(failed)
         if each_step and run.first_divergence is None and failed:
             run.first_divergence = (step.index, failed)
         if each_step and run.first_divergence is None:
-            watch = {n for n in step.bound if syncer.values.get(n) != step.index}
-            watch |= {n for n in step.names if n in syncer.modules}
+            watch = {m for m in step.bound if syncer.values.get(m) != step.index}
+            watch |= {m for m in step.names if m in syncer.modules}
             rows = []
-            for n in sorted(watch):
-                if not n.startswith("_"):
-                    rows.extend(compare_name(n, tns, mns, rtol, atol, step.index, ms_name))
-            bad = [r for r in rows if r.status != MATCH]
+            for m in sorted(watch):
+                if not m.startswith("_"):
+                    rows.extend(compare_name(m, tns, mns, rtol, atol, step.index, ms_name))
+            # a name only the MindSpore code binds (a helper the port wrote) is no divergence
+            bad = [r for r in rows if r.status not in (MATCH, ONLY_MS)]
             if bad:
                 run.first_divergence = (step.index, bad)
             restore_sigint()
+    finally:
+        run.timings["compare"] += time.perf_counter() - t0
+    return True
+
+
+def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, atol, ms_name,
+                each_step, skip_unchanged_copies) -> None:
+    """Compare what the cell left bound (or ``names``), and its output."""
     syncer.finish()
     run.notes.extend(syncer.notes)
     if names is None:
-        wanted = [n for n in bound_by if syncer.values.get(n) != bound_by[n]]
+        wanted = [m for m in bound_by if syncer.values.get(m) != bound_by[m]]
         # modules the cell used without rebinding them (a training loop updates
         # ``model`` in place): judged by their parameters after the cell ran
         used = set().union(*(step.names for step in steps)) if steps else set()
         wanted += sorted(
-            n for n in used - set(bound_by)
-            if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n])
+            m for m in used - set(bound_by)
+            if m in tns and m in mns and is_torch_module(tns[m]) and is_cell(mns[m])
         )
     else:
         wanted = names
-    for n in wanted:
-        if not n.startswith("_"):
-            run.rows.extend(compare_name(n, tns, mns, rtol, atol, bound_by.get(n, -1), ms_name))
+    skipped = set()
+    if run.interrupted_step is not None:
+        # the interrupted statement ran further on one side than on the other
+        step = next((s for s in steps if s.index == run.interrupted_step), None)
+        if step is not None:  # what it bound, and the modules it may have trained in place
+            skipped = set(step.bound) | {m for m in step.names if is_torch_module(tns.get(m))}
+    for m in wanted:
+        if m.startswith("_") or m in skipped:
+            continue
+        if skip_unchanged_copies and is_torch_module(tns.get(m)) and syncer.unchanged_copy(m, tns[m]):
+            continue  # copied across and not changed since: listed as synchronised
+        run.rows.extend(compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name))
     if "torch" in outputs and "mindspore" in outputs and comparable(outputs["torch"]):
         row = compare_values(OUTPUT_NAME, outputs["torch"], outputs["mindspore"], rtol, atol,
                              steps[-1].index)
         run.rows.append(row)
         if row.status != MATCH and run.first_divergence is None and each_step:
             run.first_divergence = (steps[-1].index, [row])
-    restore_sigint()
-    return run
 
 
 _NO_VALUE = object()
@@ -317,9 +374,10 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
     # the PyTorch side prints like the plain cell; what the MindSpore side prints is kept
     # for the report instead of appearing twice in the notebook
     out = contextlib.redirect_stdout(run.ms_stdout) if side == "mindspore" else contextlib.nullcontext()
+    quiet = _known_deprecations(run) if side == "mindspore" else contextlib.nullcontext()
     pad = "\n" * max(first_line - 1, 0)
     try:
-        with _alarm(left), out, _watch_writes(run.written[side]):
+        with _alarm(left), out, quiet, _watch_writes(run.written[side]):
             if want_value:
                 lines = code.splitlines(keepends=True)
                 prelude, last = "".join(lines[:head]), "".join(lines[head:])
@@ -339,6 +397,21 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
         if left is not None:
             budget[side] = left - spent
         restore_sigint()
+
+
+@contextmanager
+def _known_deprecations(run: PairRun):
+    """Keep MindSpore's known deprecation messages (see msmagic.apis.deprecations) off
+    the output while the MindSpore side runs; their names go to ``run.deprecations``."""
+    from msmagic.apis.deprecations import internal_warnings
+
+    with internal_warnings() as names:
+        try:
+            yield
+        finally:
+            for name in names:
+                if name not in run.deprecations:
+                    run.deprecations.append(name)
 
 
 @contextmanager

@@ -168,6 +168,9 @@ class Synchroniser:
         self.enabled = enabled
         #: name -> id of the torch module last copied into the Cell of that name
         self.modules: dict[str, int] = {}
+        #: name -> the version counters of that torch module's tensors when it was copied
+        #: (an in-place update, an optimizer step or a BatchNorm forward, bumps them)
+        self.copied_versions: dict[str, tuple] = {}
         #: random draws copied across: name -> the step that drew them (reported as
         #: synchronised, not compared, unless a later statement rebinds the name)
         self.values: dict[str, int] = {}
@@ -233,6 +236,12 @@ class Synchroniser:
             kept = [part for part in before.split("; ") if part and "shuffle order" not in part]
             self.run.sync_reasons[link.name] = "; ".join(kept + [reason])
 
+    def unchanged_copy(self, name: str, tmod) -> bool:
+        """The torch module ``name`` was copied to MindSpore and nothing has changed its
+        tensors since: comparing it would only compare the copy."""
+        return (self.modules.get(name) == id(tmod)
+                and self.copied_versions.get(name) == tensor_versions(tmod))
+
     def after(self, step, tns: dict, mns: dict) -> list[Row]:
         """Synchronise what ``step`` bound; returns the rows of gradients that differed
         at the optimizer steps it took."""
@@ -248,6 +257,7 @@ class Synchroniser:
                 if self.modules.get(n) != id(tns[n]):
                     sync_module(tns[n], mns[n], self.params)
                     self.modules[n] = id(tns[n])
+                    self.copied_versions[n] = tensor_versions(tns[n])
                     run.synchronised.append(n)
                     run.sync_reasons[n] = "parameters and buffers copied as initialised"
             elif "random" in step.tags and n in tns and n in mns and _is_tensor_dataset(tns[n]):
@@ -274,6 +284,15 @@ class Synchroniser:
                 if mismatch is not None:
                     run.rows.append(mismatch)
                 run.sync_reasons[n] = "random values copied"
+        if "random" in step.tags and not replayed:
+            # an in-place random initialisation (nn.init.normal_) of a module copied before:
+            # the draws differ on each side, so PyTorch's values are copied again
+            for n in sorted(step.names - set(step.bound)):
+                if n in self.modules and n in tns and n in mns and self.modules[n] == id(tns[n]):
+                    sync_module(tns[n], mns[n], self.params)
+                    self.copied_versions[n] = tensor_versions(tns[n])
+                    run.sync_reasons[n] = ("parameters and buffers copied as initialised, and again "
+                                           "after an in-place random initialisation")
         for n in step.bound:
             if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
                 link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,
@@ -328,6 +347,14 @@ class Synchroniser:
 
 
 # ----------------------------------------------------------------------------- datasets
+
+
+def tensor_versions(tmod) -> tuple:
+    """(identity, version counter) of each parameter and buffer of a torch module."""
+    out = []
+    for t in list(tmod.parameters()) + list(tmod.buffers()):
+        out.append((id(t), getattr(t, "_version", None)))
+    return tuple(out)
 
 
 def _is_torch_loader(v) -> bool:

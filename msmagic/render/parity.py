@@ -31,7 +31,14 @@ import math
 import re
 from typing import Any, Optional
 
-from msmagic.parity_check.compare import DIFFERS, MATCH, NOT_COMPARABLE, ONLY_MS, ONLY_TORCH
+from msmagic.parity_check.compare import (
+    DIFFERS,
+    MATCH,
+    NOT_COMPARABLE,
+    ONLY_MS,
+    ONLY_TORCH,
+    OUTPUT_NAME,
+)
 
 from . import Hunk, VIEWS, compute_hunks, plural, resolve_view, rule_title, split_lines
 from . import html as _html
@@ -147,17 +154,21 @@ def _timing(timings: dict, *keys: str):
     return None
 
 
+#: the parts of a run's time, in the order shown; they add up to the total
+_TIMING_PARTS = ("imports", "port", "PyTorch", "MindSpore", "sync and compare", "other")
+
+
 def _timings(report) -> list[tuple[str, Any]]:
+    """(label, seconds) of each part of the run's time that took any, then the total."""
     t = report.timings or {}
     out = []
-    for label, keys in (
-        ("PyTorch", ("PyTorch", "torch", "pytorch")),
-        ("MindSpore", ("MindSpore", "mindspore", "ms")),
-        ("total", ("total", "Total")),
-    ):
-        v = _timing(t, *keys)
-        if v is not None:
+    for label in _TIMING_PARTS:
+        v = _timing(t, label, {"PyTorch": "torch", "MindSpore": "mindspore"}.get(label, label))
+        if v is not None and (v >= 0.0005 or label in ("PyTorch", "MindSpore")):
             out.append((label, v))
+    total = _timing(t, "total", "Total")
+    if total is not None:
+        out.append(("total", total))
     return out
 
 
@@ -227,18 +238,8 @@ def _divergence_edits(report, div) -> list:
 
 
 def _pill(report) -> tuple[str, str]:
-    """(class suffix, label) for the header pill."""
-    if report.interrupted:
-        return "error", "interrupted"
-    if report.timed_out:
-        return "error", "timed out"
-    if report.torch_error is not None or report.ms_error is not None:
-        return "error", "error"
-    if not report.rows:
-        return "empty", "nothing compared"
-    if report.ok:
-        return "ok", "ok"
-    return "differs", "differs"
+    """(class suffix, label) for the header pill: the report's one verdict."""
+    return report.verdict
 
 
 def _settings(report) -> str:
@@ -273,6 +274,106 @@ def _banners(report) -> list[str]:
     return out
 
 
+# --------------------------------------------------------------------------- charts
+
+#: the most sequence rows that get a chart
+MAX_CHARTS = 6
+#: the most bars a chart draws (the row's series is thinned further to this)
+CHART_BARS = 120
+_SPARK = "▁▂▃▄▅▆▇█"
+
+
+def _charted(report) -> list:
+    """The compared rows that hold a numeric sequence the cell bound (a list of losses, a
+    1-D tensor), not module parameters: at most MAX_CHARTS."""
+    rows = [r for r in report.compared_rows
+            if getattr(r, "series", None) and r.name != OUTPUT_NAME and "." not in r.name]
+    return rows[:MAX_CHARTS]
+
+
+def _thin(values: list, n: int) -> list:
+    if len(values) <= n:
+        return list(values)
+    step = (len(values) - 1) / (n - 1)
+    return [values[round(i * step)] for i in range(n)]
+
+
+def _finite(values) -> list:
+    return [v for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+
+
+def sparkline(values: list, width: int = 60) -> str:
+    """One line of block characters for ``values`` (text/plain charts)."""
+    values = _thin(values, width)
+    finite = _finite(values)
+    if not finite:
+        return ""
+    lo, hi = min(finite), max(finite)
+    out = []
+    for v in values:
+        if not (isinstance(v, (int, float)) and math.isfinite(v)):
+            out.append("?")
+            continue
+        k = 0 if hi == lo else round((v - lo) / (hi - lo) * (len(_SPARK) - 1))
+        out.append(_SPARK[k])
+    return "".join(out)
+
+
+_SIDE_COLOURS = {"PyTorch": "rgb(86, 125, 235)", "MindSpore": "rgb(222, 130, 0)",
+                 "|Δ|": "rgb(220, 60, 60)"}
+
+
+def _bars(values: list, lo: float, hi: float, height: int, colour: str) -> str:
+    """A strip of bars drawn with inline-styled spans (no SVG or script: JupyterLab's
+    sanitizer keeps them in an untrusted notebook)."""
+    bar = (f"display:inline-block;width:2px;margin-right:1px;vertical-align:bottom;"
+           f"background-color:{colour}")
+    parts = []
+    for v in values:
+        if not (isinstance(v, (int, float)) and math.isfinite(v)):
+            h = height
+            style = f"{bar};height:{h}px;opacity:0.3"
+        else:
+            h = 1 + (0 if hi == lo else round((v - lo) / (hi - lo) * (height - 1)))
+            style = f"{bar};height:{h}px"
+        parts.append(f'<span style="{style}"></span>')
+    return (f'<span style="display:inline-block;height:{height}px;line-height:0;'
+            f'white-space:nowrap;vertical-align:bottom">{"".join(parts)}</span>')
+
+
+def _chart_html(row) -> str:
+    """Both sides of a sequence on one scale, and their difference on its own."""
+    t, m = (_thin(list(v), CHART_BARS) for v in row.series)
+    finite = _finite(t) + _finite(m)
+    if not finite:
+        return ""
+    lo, hi = min(finite), max(finite)
+    delta = [abs(a - b) if math.isfinite(a) and math.isfinite(b) else float("nan") for a, b in zip(t, m)]
+    dmax = max(_finite(delta) or [0.0])
+    label = ("display:inline-block;width:78px;font-size:11px;opacity:0.8;vertical-align:bottom;"
+             "text-align:left")
+    scale = "font-size:11px;opacity:0.7;margin-left:6px;vertical-align:bottom;white-space:nowrap"
+    strips = []
+    for name, values, a, b, h, note in (
+        ("PyTorch", t, lo, hi, 34, f"{format_number(lo)} … {format_number(hi)}"),
+        ("MindSpore", m, lo, hi, 34, "same scale"),
+        ("|Δ|", delta, 0.0, dmax, 18, f"0 … {format_number(dmax)}"),
+    ):
+        strips.append(
+            f'<div style="margin:1px 0;white-space:nowrap"><span style="{label}">{_e(name)}</span>'
+            f'{_bars(values, a, b, h, _SIDE_COLOURS[name])}<span style="{scale}">{_e(note)}</span></div>'
+        )
+    count = len(row.series[0])
+    shown = f"{count} values" if count == len(t) else f"{len(t)} of {count} points shown"
+    return (
+        f'<div class="msm-chart" data-name="{_e(row.name)}" style="margin:6px 0;padding:4px 8px;'
+        f'border:1px solid rgba(128, 128, 128, 0.35);border-radius:4px;overflow-x:auto;max-width:100%">'
+        f'<div style="font-size:12px;margin-bottom:2px"><code>{_e(row.name)}</code> '
+        f'<span style="opacity:0.75">({_e(shown)}, max |Δ| {_e(format_number(row.max_abs))})'
+        f"</span></div>{''.join(strips)}</div>"
+    )
+
+
 # --------------------------------------------------------------------------- text/plain
 
 _RESET = "\x1b[0m"
@@ -298,7 +399,8 @@ def _paint(text: str, style: str, color: bool) -> str:
 def _text_table(report, color: bool) -> list[str]:
     header = ["name", "PyTorch", "MindSpore", "max |\u0394|", "max rel \u0394", "status"]
     body = []
-    for r in report.rows:
+    rows = report.compared_rows
+    for r in rows:
         status = r.status + (f" ({r.note})" if r.note else "")
         body.append(
             [
@@ -318,7 +420,7 @@ def _text_table(report, color: bool) -> list[str]:
             cells.append(cell.rjust(widths[i]) if i in (3, 4) and k else cell.ljust(widths[i]))
         last = row[-1]
         if k:
-            last = _paint(last, status_class(report.rows[k - 1].status), color)
+            last = _paint(last, status_class(rows[k - 1].status), color)
         out.append(("  ".join(cells) + "  " + last).rstrip())
     return out
 
@@ -334,9 +436,15 @@ def render_parity_text(report, color: bool = False) -> str:
     for b in _banners(report):
         lines.append(b)
 
-    if report.rows:
+    if report.compared_rows:
         lines.append("")
         lines.extend(_text_table(report, color))
+        for r in _charted(report):
+            t, m = r.series
+            lines.append(f"  {r.name}: PyTorch   {sparkline(t)}")
+            lines.append(f"  {' ' * len(r.name)}  MindSpore {sparkline(m)}")
+    if report.ms_only:
+        lines.append("only in the MindSpore code (not compared): " + ", ".join(report.ms_only))
 
     div = report.first_divergence
     if div is not None:
@@ -445,33 +553,73 @@ PARITY_CSS = """
 
 STYLE = _html.STYLE.replace("</style>", PARITY_CSS + "</style>")
 
+_RED = "rgba(248, 81, 73, {})"
+#: inline styles: what carries meaning survives a sanitizer that drops the <style> block
+P = {
+    "pill": "display:inline-block;padding:0 9px;margin-right:8px;border-radius:10px;font-weight:700;"
+    "font-size:0.92em;border:1px solid rgba(128, 128, 128, 0.5)",
+    "pill_ok": "background-color:rgba(46, 160, 67, 0.22);border-color:rgba(46, 160, 67, 0.7)",
+    "pill_differs": f"background-color:{_RED.format(0.22)};border-color:{_RED.format(0.7)}",
+    "pill_error": f"background-color:{_RED.format(0.35)};border-color:{_RED.format(0.9)}",
+    "pill_empty": "background-color:rgba(222, 150, 0, 0.2);border-color:rgba(222, 150, 0, 0.7)",
+    "banner": f"margin:8px 0;padding:5px 10px;border-left:3px solid {_RED.format(0.9)};"
+    f"background-color:{_RED.format(0.10)}",
+    "table": "border-collapse:collapse;width:100%;table-layout:auto;margin:8px 0;font-size:inherit;border:0",
+    "th": "text-align:left;vertical-align:top;padding:3px 8px;font-weight:600;"
+    "border-bottom:1px solid rgba(128, 128, 128, 0.5)",
+    "td": "text-align:left;vertical-align:top;padding:3px 8px;border-bottom:1px solid rgba(128, 128, 128, 0.25)",
+    "num": "text-align:right;white-space:nowrap",
+    "mono": f"font-family:{_html.MONO};font-size:12px",
+    "status_match": "background-color:rgba(46, 160, 67, 0.16);white-space:nowrap",
+    "status_differs": f"background-color:{_RED.format(0.26)};font-weight:600;white-space:nowrap",
+    "status_only": "background-color:rgba(222, 150, 0, 0.22);white-space:nowrap",
+    "status_not-comparable": "background-color:rgba(128, 128, 128, 0.18);white-space:nowrap",
+    "box": f"margin:8px 0;padding:6px 10px;border-radius:4px;border:1px solid {_RED.format(0.55)};"
+    f"border-left:4px solid {_RED.format(0.9)};background-color:{_RED.format(0.07)}",
+    "excerpt": f"font-family:{_html.MONO};font-size:12px;margin:4px 0;padding:6px 8px;white-space:pre-wrap;"
+    "overflow-wrap:anywhere;border:1px solid rgba(128, 128, 128, 0.35);border-radius:4px;"
+    "background-color:rgba(128, 128, 128, 0.08);color:inherit;text-align:left",
+    "list": "margin:4px 0;padding-left:20px",
+    "timings": "margin:6px 0",
+    "timing": "display:inline-block;margin-right:16px;white-space:nowrap",
+    "divergence_line": f"background-color:{_RED.format(0.22)};box-shadow:inset 3px 0 0 {_RED.format(0.95)}",
+    "error_line": f"box-shadow:inset 3px 0 0 {_RED.format(0.95)};outline:1px dashed {_RED.format(0.8)}",
+}
+S = _html.S
+
 
 def _html_table(report) -> str:
-    has_notes = any(r.note for r in report.rows)
+    rows = report.compared_rows
+    has_notes = any(r.note for r in rows)
+    th, num = P["th"], P["th"] + ";" + P["num"]
     head = (
-        "<thead><tr><th>Name</th><th>Line</th><th>PyTorch</th><th>MindSpore</th>"
-        '<th class="msm-num">max |\u0394|</th><th class="msm-num">max rel \u0394</th>'
-        "<th>Status</th>" + ("<th>Note</th>" if has_notes else "") + "</tr></thead>"
+        f'<thead><tr><th style="{th}">Name</th><th style="{th}">Line</th><th style="{th}">PyTorch</th>'
+        f'<th style="{th}">MindSpore</th><th class="msm-num" style="{num}">max |Δ|</th>'
+        f'<th class="msm-num" style="{num}">max rel Δ</th><th style="{th}">Status</th>'
+        + (f'<th style="{th}">Note</th>' if has_notes else "") + "</tr></thead>"
     )
+    td, mono = P["td"], P["td"] + ";" + P["mono"]
+    tdnum = mono + ";" + P["num"]
     body = []
-    for r in report.rows:
+    for r in rows:
         cls = status_class(r.status)
         where = _statement_lines(report, r.statement)
         exact = "" if r.max_abs is None else f' title="{_e(repr(r.max_abs))}"'
         exact_rel = "" if r.max_rel is None else f' title="{_e(repr(r.max_rel))}"'
         body.append(
             f'<tr class="msm-status-{cls}" data-name="{_e(r.name)}" data-status="{_e(r.status)}">'
-            f'<td class="msm-name"><code>{_e(r.name)}</code></td>'
-            f'<td class="msm-line">{_e(_range(where)) if where else ""}</td>'
-            f'<td class="msm-mono">{_e(_side(r.torch_shape, r.torch_dtype))}</td>'
-            f'<td class="msm-mono">{_e(_side(r.ms_shape, r.ms_dtype))}</td>'
-            f'<td class="msm-num msm-mono"{exact}>{_e(format_number(r.max_abs))}</td>'
-            f'<td class="msm-num msm-mono"{exact_rel}>{_e(format_number(r.max_rel))}</td>'
-            f'<td class="msm-status">{_e(r.status)}</td>'
-            + (f'<td class="msm-note">{_e(r.note)}</td>' if has_notes else "")
+            f'<td class="msm-name" style="{td}"><code>{_e(r.name)}</code></td>'
+            f'<td class="msm-line" style="{td}">{_e(_range(where)) if where else ""}</td>'
+            f'<td class="msm-mono" style="{mono}">{_e(_side(r.torch_shape, r.torch_dtype))}</td>'
+            f'<td class="msm-mono" style="{mono}">{_e(_side(r.ms_shape, r.ms_dtype))}</td>'
+            f'<td class="msm-num msm-mono" style="{tdnum}"{exact}>{_e(format_number(r.max_abs))}</td>'
+            f'<td class="msm-num msm-mono" style="{tdnum}"{exact_rel}>{_e(format_number(r.max_rel))}</td>'
+            f'<td class="msm-status" style="{td};{P["status_" + cls]}">{_e(r.status)}</td>'
+            + (f'<td class="msm-note" style="{td}">{_e(r.note)}</td>' if has_notes else "")
             + "</tr>"
         )
-    return f'<table class="msm-parity-table">{head}<tbody>{"".join(body)}</tbody></table>'
+    return (f'<div style="{S["pane"]}"><table class="msm-parity-table" style="{P["table"]}">'
+            f'{head}<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _excerpt_pre(text: str, r, label: str) -> str:
@@ -481,12 +629,12 @@ def _excerpt_pre(text: str, r, label: str) -> str:
     first = r[0]
     width = len(str(first + len(lines)))
     body = "\n".join(
-        f'<span class="msm-side-label">{_e(str(first + k).rjust(width))} </span>{_e(t)}'
+        f'<span class="msm-side-label" style="opacity:0.65">{_e(str(first + k).rjust(width))} </span>{_e(t)}'
         for k, t in enumerate(lines)
     )
     return (
-        f'<div class="msm-meta">{_e(label)}, {_e(_lines_label(r))}</div>'
-        f'<pre class="msm-excerpt">{body}</pre>'
+        f'<div class="msm-meta" style="{S["meta"]}">{_e(label)}, {_e(_lines_label(r))}</div>'
+        f'<pre class="msm-excerpt" style="{P["excerpt"]}">{body}</pre>'
     )
 
 
@@ -501,9 +649,9 @@ def _divergence_html(report) -> str:
         else ""
     )
     parts = [
-        f'<div class="msm-first-divergence" data-statement="{div.statement}" '
+        f'<div class="msm-first-divergence" style="{P["box"]}" data-statement="{div.statement}" '
         f'data-old="{_e(_plain_range(div.before))}" data-new="{_e(_plain_range(div.after))}">',
-        f'<div class="msm-section">First divergence: statement {div.statement + 1}, '
+        f'<div class="msm-section" style="font-weight:600">First divergence: statement {div.statement + 1}, '
         f"PyTorch {_e(_lines_label(div.before))}"
         + (f" \u2192 MindSpore {_e(_lines_label(div.after))}" if div.after else "")
         + "</div>",
@@ -540,13 +688,13 @@ def _error_html(report, err) -> str:
     code = report.port.source if err.side == "PyTorch" and report.port else ms_code(report)
     tb = _strip_ansi(err.traceback).rstrip()
     return (
-        f'<div class="msm-error msm-error-{side_key}" data-side="{_e(err.side)}" '
+        f'<div class="msm-error msm-error-{side_key}" style="{P["box"]}" data-side="{_e(err.side)}" '
         f'data-statement="{err.statement}" data-lines="{_e(_plain_range(err.lines))}">'
-        f'<div class="msm-section">{_e(err.side)} raised <code>{_e(err.type)}</code> at statement '
+        f'<div class="msm-section" style="font-weight:600">{_e(err.side)} raised <code>{_e(err.type)}</code> at statement '
         f"{err.statement + 1} ({_e(_lines_label(err.lines))})</div>"
         f"{_excerpt_pre(code, err.lines, err.side)}"
         f'<div class="msm-error-message"><code>{_e(err.type)}</code>: {_e(err.message)}</div>'
-        + (f'<pre class="msm-traceback">{_e(tb)}</pre>' if tb else "")
+        + (f'<pre class="msm-traceback" style="{P["excerpt"]}">{_e(tb)}</pre>' if tb else "")
         + "</div>"
     )
 
@@ -564,10 +712,11 @@ def _timings_html(report) -> str:
     if not timings:
         return ""
     items = "".join(
-        f'<span class="msm-timing" data-side="{_e(label)}"><b>{_e(label)}</b> {_e(_seconds(v))}</span>'
+        f'<span class="msm-timing" data-side="{_e(label)}" style="{P["timing"]}">'
+        f'<b>{_e(label)}</b> {_e(_seconds(v))}</span>'
         for label, v in timings
     )
-    return f'<div class="msm-timings">{items}</div>'
+    return f'<div class="msm-timings" style="{P["timings"]}">{items}</div>'
 
 
 # ---- the embedded diff, with marked lines
@@ -595,6 +744,9 @@ _CODE_TD = re.compile(r'<td class="(msm-code[^"]*)"((?: data-(?:old|new)="\d+")*
 _DATA = re.compile(r'data-(old|new)="(\d+)"')
 
 
+_MARK_STYLE = {"msm-divergence": "divergence_line", "msm-error-line": "error_line"}
+
+
 def _apply_marks(table_html: str, marks: _LineMarks) -> str:
     if not marks:
         return table_html
@@ -611,7 +763,11 @@ def _apply_marks(table_html: str, marks: _LineMarks) -> str:
             return m.group(0)
         cls = classes + "".join(f" {c}" for c in sorted(extra))
         title = "; ".join(dict.fromkeys(titles))
-        return f'<td class="{cls}" title="{_e(title)}"{attrs}{m.group(3)}>'
+        mark = ";".join(P[_MARK_STYLE[c]] for c in sorted(extra) if c in _MARK_STYLE)
+        style = m.group(3)
+        if mark:  # after the line's own background, so the mark wins
+            style = (style[:-1] + ";" + mark + '"') if style else f' style="{mark}"'
+        return f'<td class="{cls}" title="{_e(title)}"{attrs}{style}>'
 
     return _CODE_TD.sub(sub, table_html)
 
@@ -733,28 +889,37 @@ def render_parity_html(report, view: Optional[str] = None) -> str:
     view = resolve_view(report, view)
     kind, label = _pill(report)
     what = "explicit MindSpore code (--against)" if report.against else "the MindSpore port"
+    section = S["section"]
     parts = [
         STYLE,
-        f'<div class="msm-root msm-parity msm-view-{view}" data-view="{view}" data-status="{kind}">',
-        '<div class="msm-title msm-parity-title">'
-        f'<span class="msm-pill msm-pill-{kind}">{_e(label)}</span>'
-        f'<span class="msm-title-main">msmagic parity: {_e(report.summary())}</span>'
-        f'<span class="msm-title-sub">PyTorch vs {what} \u00b7 {_e(_settings(report))}</span></div>',
+        f'<div class="msm-root msm-parity msm-view-{view}" style="{S["root"]}" data-view="{view}" '
+        f'data-status="{kind}">',
+        f'<div class="msm-title msm-parity-title" style="{S["title"]}">'
+        f'<span class="msm-pill msm-pill-{kind}" style="{P["pill"]};{P["pill_" + kind]}">{_e(label)}</span>'
+        f'<span class="msm-title-main" style="{S["title_main"]}">msmagic parity: {_e(report.summary())}</span>'
+        f'<span class="msm-title-sub" style="{S["title_sub"]}">PyTorch vs {what} \u00b7 '
+        f"{_e(_settings(report))}</span></div>",
     ]
     for b in _banners(report):
-        parts.append(f'<div class="msm-banner">{_e(b)}</div>')
-    if report.rows:
+        parts.append(f'<div class="msm-banner" style="{P["banner"]}">{_e(b)}</div>')
+    compared = report.compared_rows
+    if compared:
         counts = report.counts()
         summary = ", ".join(f"{n} {_e(status)}" for status, n in counts.items())
         parts.append(
-            f'<div class="msm-section">Compared values ({len(report.rows)}: {summary})</div>'
+            f'<div class="msm-section" style="{section}">Compared values ({len(compared)}: {summary})</div>'
             + _html_table(report)
         )
+        parts.extend(_chart_html(r) for r in _charted(report))
     elif not _errors(report):
         parts.append(
-            '<div class="msm-nochange">Nothing compared: the cell bound no tensors, numbers '
-            "or modules that both sides have.</div>"
+            f'<div class="msm-nochange" style="{S["nochange"]}">Nothing compared: the cell bound no '
+            "tensors, numbers or modules that both sides have.</div>"
         )
+    if report.ms_only:
+        names = ", ".join(f"<code>{_e(n)}</code>" for n in report.ms_only)
+        parts.append(f'<div class="msm-ms-only" style="{S["meta"]}">Only in the MindSpore code, '
+                     f"not compared (names the port introduced): {names}</div>")
     parts.append(_divergence_html(report))
     errors = _errors(report)
     if errors:
@@ -762,24 +927,25 @@ def render_parity_html(report, view: Optional[str] = None) -> str:
     if report.synchronised:
         items = "".join(f"<li>{_synced_item(s)}</li>" for s in report.synchronised)
         parts.append(
-            '<div class="msm-section">Synchronised, not compared</div>'
-            '<div class="msm-meta">Copied from PyTorch to MindSpore before comparing: random '
-            "draws and freshly initialised parameters, which the two frameworks never produce "
-            "identically.</div>"
-            f'<ul class="msm-synced">{items}</ul>'
+            f'<div class="msm-section" style="{section}">Synchronised: copied, not compared</div>'
+            f'<div class="msm-meta" style="{S["meta"]}">Copied from PyTorch to MindSpore: random '
+            "draws, freshly initialised parameters and gradients, which the two frameworks never "
+            "produce identically. A module trained later in the cell is compared after that.</div>"
+            f'<ul class="msm-synced" style="{P["list"]}">{items}</ul>'
         )
     if report.bridged:
         items = "".join(f"<li><code>{_e(s)}</code></li>" for s in report.bridged)
         parts.append(
-            '<div class="msm-section">Bridged from your namespace</div>'
-            f'<ul class="msm-bridged">{items}</ul>'
+            f'<div class="msm-section" style="{section}">Bridged from your namespace</div>'
+            f'<ul class="msm-bridged" style="{P["list"]}">{items}</ul>'
         )
     timings = _timings_html(report)
     if timings:
-        parts.append(f'<div class="msm-section">Run time</div>{timings}')
+        parts.append(f'<div class="msm-section" style="{section}">Run time</div>{timings}')
     if report.notes:
         items = "".join(f"<li>{_html._prose(n)}</li>" for n in report.notes)
-        parts.append(f'<div class="msm-section">Notes</div><ul class="msm-parity-notes">{items}</ul>')
+        parts.append(f'<div class="msm-section" style="{section}">Notes</div>'
+                     f'<ul class="msm-parity-notes" style="{P["list"]}">{items}</ul>')
     parts.append(_diff_html(report, view))
     parts.append("</div>")
     return "".join(parts)

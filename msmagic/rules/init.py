@@ -197,6 +197,8 @@ _FILLS = {
                       {"std": "sigma", "mean": "mean", "a": "a", "b": "b"}, "INI003"),
     "uniform_": (("a", "b"), "Uniform", {}, "INI004"),
 }
+#: the Initializers that draw nothing
+_DETERMINISTIC = frozenset({"Constant", "Zero", "One", "Identity"})
 #: Initializer keywords PyTorch's default differs from MindSpore's: always written.
 _ALWAYS = {"Normal": {"sigma": "1.0"}, "TruncatedNormal": {"sigma": "1.0"}}
 
@@ -251,7 +253,9 @@ def _fill_handler(name: str):
         if center is not None:
             value = f"{value}.init_data() + {center}"
         new = site.parse(f"{t}.set_data({value})")
-        site.edit(rule, new, detail=f"nn.init.{name} -> set_data(initializer({obj}, ...))")
+        # a random initialiser draws values parity cannot replay: it copies PyTorch's
+        tags = () if cls in _DETERMINISTIC else ("random", f"random:nn.init.{name}")
+        site.edit(rule, new, detail=f"nn.init.{name} -> set_data(initializer({obj}, ...))", tags=tags)
         return new
 
     return handler
