@@ -189,13 +189,31 @@ def _timings(run, started, port_seconds, import_seconds) -> dict:
 
 def _import_frameworks() -> float:
     """Import torch and mindspore when this process has not yet (seconds spent): the
-    first import takes seconds, and the report says so instead of adding it to a side."""
+    first import takes seconds, and the report says so instead of adding it to a side.
+    Ctrl-C during the imports takes effect when they are done: an import of MindSpore
+    cut in the middle leaves a half-initialised module (and a script that then exits
+    aborts while MindSpore's threads start)."""
+    import signal
     import sys
+    import threading
 
+    missing = [name for name in ("torch", "mindspore") if name not in sys.modules]
+    if not missing:
+        return 0.0
     t0 = time.perf_counter()
-    for name in ("torch", "mindspore"):
-        if name not in sys.modules:
+    pressed: list = []
+    defer = threading.current_thread() is threading.main_thread()
+    if defer:
+        previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, lambda *_: pressed.append(True))
+    try:
+        for name in missing:
             importlib.import_module(name)
+    finally:
+        if defer:
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
+    if pressed:
+        raise KeyboardInterrupt()
     return time.perf_counter() - t0
 
 
