@@ -75,6 +75,7 @@ except KeyboardInterrupt:
     print("outcome: KeyboardInterrupt before the run", flush=True)
     sys.exit(0)
 print("outcome:", "report, interrupted" if report.interrupted else "report, NOT interrupted", flush=True)
+print("compared:", sorted(r.name for r in report.rows if r.status == "match"), flush=True)
 """
 
 
