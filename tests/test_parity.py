@@ -325,3 +325,25 @@ def test_imports_from_a_plain_cell_reach_the_mindspore_side():
     report = run("layer = nn.Linear(3, 2)\nout = layer(torch.ones(4, 3))\n",
                  user_ns=user_ns, shadow=shadow, session=session)
     assert report.ok, (report.summary(), report.ms_error and report.ms_error.traceback)
+
+
+def test_in_place_random_init_copies_the_module_again():
+    """nn.init.normal_ draws on each side (INI003 tags the statement random): parity copies
+    PyTorch's values into the MindSpore layer again, so statistics of the weights compare
+    equal; without the copy the weights differ at that statement."""
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        layer = nn.Linear(64, 64)
+        nn.init.normal_(layer.weight, mean=0.0, std=0.02)
+        weight_sum = layer.weight.sum().item()
+    """)
+    port = msmagic.port(cell)
+    assert "random:nn.init.normal_" in port.statements[3].tags
+    report = run(cell)
+    assert report.ok, report.summary()
+    assert report.row("weight_sum").max_abs < 1e-5
+    assert any(s.startswith("layer:") and "in-place random initialisation" in s
+               for s in report.synchronised)
+    unsynced = run(cell, sync=False)
+    assert unsynced.verdict[0] == "differs"

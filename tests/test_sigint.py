@@ -78,26 +78,32 @@ def _env():
     return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), GLOG_v="3")
 
 
-def _interrupt_while_sleeping(script: str, cwd) -> tuple[int, str]:
-    """Run ``script``, send it SIGINT once it sleeps; its exit status and output."""
-    proc = subprocess.Popen([PYTHON, "-c", textwrap.dedent(script)], cwd=cwd, env=_env(),
+def _interrupt_at(args: list, marker: str, delay: float, cwd, timeout: float) -> tuple[int, str]:
+    """Run ``python *args``; once it prints the line ``marker``, wait ``delay`` s and send
+    it SIGINT. Its exit status and output."""
+    proc = subprocess.Popen([PYTHON, *args], cwd=cwd, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     try:
         deadline = time.monotonic() + 120
         for line in proc.stdout:
             lines.append(line)
-            if line.strip() == "sleeping":
-                time.sleep(0.5)  # inside time.sleep, after MindSpore's threads settled
+            if line.strip() == marker:
+                time.sleep(delay)
                 os.kill(proc.pid, signal.SIGINT)
                 break
             assert time.monotonic() < deadline, "".join(lines)
-        rest, _ = proc.communicate(timeout=60)
+        rest, _ = proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     return proc.returncode, "".join(lines) + rest
+
+
+def _interrupt_while_sleeping(script: str, cwd) -> tuple[int, str]:
+    """Run ``script``, send it SIGINT once it sleeps (after MindSpore's threads settled)."""
+    return _interrupt_at(["-c", textwrap.dedent(script)], "sleeping", 0.5, cwd, 60)
 
 
 def test_sigint_after_parity_in_a_script_is_a_keyboard_interrupt(tmp_path):
@@ -256,22 +262,9 @@ DURING_MINDSPORE_SCRIPT = interrupt_parity.SCRIPT
 
 
 def _interrupt_during_mindspore(mode: str, delay: float, cwd) -> tuple[int, str]:
-    proc = subprocess.Popen([PYTHON, "-c", DURING_MINDSPORE_SCRIPT, mode], cwd=cwd, env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    try:
-        for line in proc.stdout:
-            lines.append(line)
-            if line.strip() == "mindspore side of the loop":
-                time.sleep(delay)  # MindSpore is in the middle of its training steps
-                os.kill(proc.pid, signal.SIGINT)
-                break
-        rest, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return proc.returncode, "".join(lines) + rest
+    """SIGINT ``delay`` s into the MindSpore side of the loop."""
+    return _interrupt_at(["-c", DURING_MINDSPORE_SCRIPT, mode], "mindspore side of the loop",
+                         delay, cwd, 120)
 
 
 @pytest.mark.timeout(600)

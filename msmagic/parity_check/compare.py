@@ -186,7 +186,7 @@ def compare_module(name, tmod, cell, rtol, atol, statement, ms_name: Callable = 
             arr_m = arr_m.reshape(arr_t.shape)
         rows.append(compare_values(full, arr_t, arr_m, rtol, atol, statement,
                                    shapes=(tuple(value.shape), tuple(mv.shape)),
-                                   dtypes=(str(value.dtype), str(mv.dtype))))
+                                   dtypes=(str(value.dtype), str(mv.dtype)), series=False))
     return rows
 
 
@@ -215,7 +215,10 @@ def _flatten(v, prefix=""):
         yield prefix, v
 
 
-def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=None) -> Row:
+def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=None,
+                   series: bool = True) -> Row:
+    """The row comparing ``tv`` with ``mv``; ``series``: keep a numeric sequence's values
+    for its chart (not for module parameters)."""
     import numpy as np
 
     tparts, mparts = list(_flatten(tv)), list(_flatten(mv))
@@ -256,7 +259,7 @@ def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=N
             if not np.all(d <= atol + rtol * np.abs(fa)) or np.any(np.isnan(fa) != np.isnan(fb)):
                 ok = False
     row.max_abs, row.max_rel = max_abs, max_rel
-    row.series = _series(tparts, mparts)
+    row.series = _series(tparts, mparts) if series else None
     if not ok:
         row.status = DIFFERS
     if tdt and mdt and _kind(tdt) != _kind(mdt):

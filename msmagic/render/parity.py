@@ -147,13 +147,6 @@ def _strip_ansi(text: str) -> str:
     return _ANSI.sub("", text or "")
 
 
-def _timing(timings: dict, *keys: str):
-    for k in keys:
-        if k in timings and timings[k] is not None:
-            return timings[k]
-    return None
-
-
 #: the parts of a run's time, in the order shown; they add up to the total
 _TIMING_PARTS = ("imports", "port", "PyTorch", "MindSpore", "sync and compare", "other")
 
@@ -163,12 +156,12 @@ def _timings(report) -> list[tuple[str, Any]]:
     t = report.timings or {}
     out = []
     for label in _TIMING_PARTS:
-        v = _timing(t, label, {"PyTorch": "torch", "MindSpore": "mindspore"}.get(label, label))
+        # a report built by hand may name the sides "torch" and "mindspore"
+        v = t.get(label, t.get({"PyTorch": "torch", "MindSpore": "mindspore"}.get(label, label)))
         if v is not None and (v >= 0.0005 or label in ("PyTorch", "MindSpore")):
             out.append((label, v))
-    total = _timing(t, "total", "Total")
-    if total is not None:
-        out.append(("total", total))
+    if t.get("total") is not None:
+        out.append(("total", t["total"]))
     return out
 
 
@@ -285,9 +278,8 @@ _SPARK = "▁▂▃▄▅▆▇█"
 
 def _charted(report) -> list:
     """The compared rows that hold a numeric sequence the cell bound (a list of losses, a
-    1-D tensor), not module parameters: at most MAX_CHARTS."""
-    rows = [r for r in report.compared_rows
-            if getattr(r, "series", None) and r.name != OUTPUT_NAME and "." not in r.name]
+    1-D tensor; module parameters keep none): at most MAX_CHARTS."""
+    rows = [r for r in report.compared_rows if getattr(r, "series", None) and r.name != OUTPUT_NAME]
     return rows[:MAX_CHARTS]
 
 
