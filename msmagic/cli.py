@@ -747,8 +747,8 @@ def _report_text(jobs: list[FileJob]) -> str:
 
 def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
     """The ``--format json`` document. Every cell has the same keys: ``rules``, ``edits``
-    (rule, title, api, detail and the input and output line ranges, counted in the cell
-    as stored), ``findings`` (the same objects as the top-level ``findings`` list) and,
+    (how many, as in earlier versions), ``edit_list`` (each edit's rule, title, api, detail
+    and the input and output line ranges, counted in the cell as stored), ``findings`` (the same objects as the top-level ``findings`` list) and,
     for a cell left as it is, ``note`` and ``error``. Totals are under ``counts``."""
     from msmagic.render import rule_title
 
@@ -759,17 +759,19 @@ def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
         cells = []
         for cell in job.cells:
             number = cell.index if job.kind == "ipynb" else None
-            entry = {"cell": number, "skipped": cell.result is None, "rules": [], "edits": [], "findings": []}
+            entry = {"cell": number, "skipped": cell.result is None, "rules": [], "edits": 0,
+                     "edit_list": [], "findings": []}
             r, offset = cell.result, cell.line_offset
             if r is not None:
                 counts["cells_ported"] += 1
                 entry["rules"] = [{"id": rid, "title": rule_title(rid, r.edits)} for rid in r.rule_ids]
-                entry["edits"] = [
+                entry["edit_list"] = [
                     {"rule": e.rule_id, "title": e.title, "api": e.api, "detail": e.detail,
                      "input_lines": [e.before[0] + offset, e.before[1] + offset],
                      "output_lines": [e.after[0] + offset, e.after[1] + offset]}
                     for e in r.edits
                 ]
+                entry["edits"] = len(r.edits)
                 entry["findings"] = [
                     {"path": job.display, "cell": number, "line": f.line + offset, "column": f.column,
                      "rule": f.rule_id, "api": f.api, "reason": f.reason}
@@ -785,7 +787,7 @@ def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
                 errors.append(entry["error"])
             elif r is None:
                 counts["cells_skipped"] += 1
-            counts["edits"] += len(entry["edits"])
+            counts["edits"] += entry["edits"]
             cells.append(entry)
         item = {"path": job.display, "type": job.kind, "cells": cells}
         if include_code:
