@@ -748,7 +748,8 @@ def _report_text(jobs: list[FileJob]) -> str:
 def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
     """The ``--format json`` document. Every cell has the same keys: ``rules``, ``edits``
     (how many, as in earlier versions), ``edit_list`` (each edit's rule, title, api, detail
-    and the input and output line ranges, counted in the cell as stored), ``findings`` (the same objects as the top-level ``findings`` list) and,
+    and the input and output line ranges, counted in the cell as stored), ``findings`` (line, column, rule, api, reason; the top-level ``findings`` list holds
+    the same with ``path`` and ``cell`` first) and,
     for a cell left as it is, ``note`` and ``error``. Totals are under ``counts``."""
     from msmagic.render import rule_title
 
@@ -773,11 +774,12 @@ def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
                 ]
                 entry["edits"] = len(r.edits)
                 entry["findings"] = [
-                    {"path": job.display, "cell": number, "line": f.line + offset, "column": f.column,
-                     "rule": f.rule_id, "api": f.api, "reason": f.reason}
+                    {"line": f.line + offset, "column": f.column, "rule": f.rule_id, "api": f.api,
+                     "reason": f.reason}
                     for f in sorted(r.unsupported, key=lambda f: (f.line, f.column))
                 ]
-                findings += entry["findings"]
+                # the run's list says where each one is; a cell's list is inside its cell
+                findings += [{"path": job.display, "cell": number, **f} for f in entry["findings"]]
             else:
                 entry["note"] = cell.note
             if cell.kind == "error":
