@@ -497,35 +497,57 @@ def _port_job(job: FileJob, session_factory, progress: Progress) -> None:
         progress.step(job.display)
         return
 
-    session = session_factory()
-    for cell in job.nb_cells:
-        if cell.cell_type != "code":
-            continue
-        where = f"{job.display} cell {cell.index}"
-        if cell.language != "python":
-            job.cells.append(CellReport(cell.index, "skipped", note=f"{cell.language} cell left as it is"))
-            progress.step(where)
-            continue
-        try:
-            code, result, offset, magic = _port_text(cell.source, session, where)
-        except CellSyntaxError as exc:
-            job.cells.append(CellReport(cell.index, "error", note="not valid Python; left as it is",
-                                        error=exc.error))
-            progress.step(where)
-            continue
-        if result is None:
-            job.cells.append(CellReport(cell.index, "skipped", note=f"%%{magic} cell left as it is"))
-        else:
-            job.cells.append(CellReport(cell.index, "code", result, offset))
-            if code != cell.source:
-                cell.new_source = code
-        progress.step(where)
+    # A later cell's calls can tell what the parameters of an earlier cell's function
+    # are: that function is ported again there (PortResult.revised). A notebook ported
+    # at once knows those calls ahead: it is ported a second time with them as hints,
+    # so each function is ported right in the cell that defines it.
+    hints = None
+    for first in (True, False):
+        session = session_factory()
+        if hints:
+            session.call_site_hints = hints
+        job.cells = []
+        for cell in job.nb_cells:
+            cell.new_source = None
+        revised = _port_cells(job, session, progress if first else None)
+        if not revised or not first:
+            break
+        hints = session.hints()
     job.changed = any(c.new_source is not None for c in job.nb_cells)
     if job.changed:
         job.output = _edit_notebook_text(job)
         job.output_data = (codecs.BOM_UTF8 if job.bom else b"") + job.output.encode("utf-8")
     else:
         job.output, job.output_data = job.original, job.data
+
+
+def _port_cells(job: FileJob, session, progress) -> bool:
+    """Port a notebook's code cells in order with one session; True when a cell ported a
+    function of an earlier cell again."""
+    revised = False
+    for cell in job.nb_cells:
+        if cell.cell_type != "code":
+            continue
+        where = f"{job.display} cell {cell.index}"
+        if cell.language != "python":
+            job.cells.append(CellReport(cell.index, "skipped", note=f"{cell.language} cell left as it is"))
+        else:
+            try:
+                code, result, offset, magic = _port_text(cell.source, session, where)
+            except CellSyntaxError as exc:
+                job.cells.append(CellReport(cell.index, "error", note="not valid Python; left as it is",
+                                            error=exc.error))
+            else:
+                if result is None:
+                    job.cells.append(CellReport(cell.index, "skipped", note=f"%%{magic} cell left as it is"))
+                else:
+                    revised = revised or bool(result.revised)
+                    job.cells.append(CellReport(cell.index, "code", result, offset))
+                    if code != cell.source:
+                        cell.new_source = code
+        if progress is not None:
+            progress.step(where)
+    return revised
 
 
 # --------------------------------------------------------------------------- notebook JSON edits

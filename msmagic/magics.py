@@ -81,6 +81,15 @@ class MsMagic(Magics, Configurable):
             self._session = PortSession()
         return self._session
 
+    def _live_session(self, session):
+        """The session, with the live namespace's objects to type names no earlier port
+        typed (see :mod:`msmagic.live`)."""
+        from msmagic.live import live_kind
+
+        ns = self.shell.user_ns if self.shell is not None else {}
+        session.live = lambda name: live_kind(ns, name)
+        return session
+
     def _learn_history(self, session) -> None:
         """Teach the session the imports of every earlier cell not learned yet.
 
@@ -144,7 +153,7 @@ class MsMagic(Magics, Configurable):
         from msmagic.engine.pipeline import port
         from msmagic.errors import PortError, PortSyntaxError
 
-        session = self._get_session()
+        session = self._live_session(self._get_session())
         self._learn_history(session)
         try:
             result = port(cell, session=session)
@@ -287,7 +296,7 @@ class MsMagic(Magics, Configurable):
 
         device_error = getattr(_parity, "ParityDeviceError", ())
         wrapper, capture, capture_name = self._parity_wrapper(cell)
-        session = self._get_session()
+        session = self._live_session(self._get_session())
         self._learn_history(session)
         try:
             with capture or contextlib.nullcontext() as captured:

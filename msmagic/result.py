@@ -78,6 +78,17 @@ class Statement:
     modules: dict = field(default_factory=dict, compare=False, hash=False)
 
 
+@dataclass(frozen=True)
+class Revision:
+    """A function an earlier cell defined, ported again because this cell's calls showed
+    what its parameters are (``kinds``: parameter -> what every call passes).
+    ``result`` is the port of its definition; running it defines the function anew."""
+
+    name: str
+    kinds: dict
+    result: "PortResult"
+
+
 @dataclass
 class PortResult:
     #: which renderers show it (``msmagic.render`` dispatches on this, importing no
@@ -93,6 +104,9 @@ class PortResult:
     #: PyTorch layer (qualified name) -> parameter-name map of its mapping entry, for
     #: every layer this cell and the earlier ported cells of its session construct
     module_params: dict = field(default_factory=dict)
+    #: functions of earlier cells ported again with what this cell's calls pass
+    #: (:class:`Revision`), in the order to run them
+    revised: list = field(default_factory=list)
     #: How to show it (``view``, ``quiet``): set by the magic or the CLI for the
     #: renderers; the port itself takes no presentation options.
     options: dict = field(default_factory=dict)

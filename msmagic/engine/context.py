@@ -112,6 +112,16 @@ class Context:
         """What the engine knows an (original) expression is: a Kind or None."""
         return self._w.kind_of(original_node)
 
+    def why_unknown(self, original_node) -> str:
+        """Why the kind of an (original) expression is unknown, when it is worth a
+        finding's words: "x is a parameter of f(), whose calls pass a tensor and a NumPy
+        array" / "... and no call of f() shows what it is"; else ""."""
+        return self._w.why_unknown(original_node)
+
+    def disputed(self, original_node) -> bool:
+        """Is the expression a parameter whose calls pass values of different kinds?"""
+        return self._w.disputed(original_node)
+
     def updated_of(self, original_node):
         """The ported form of an original expression already walked."""
         return self._w.updated.get(id(original_node), original_node)

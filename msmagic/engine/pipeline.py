@@ -34,6 +34,8 @@ from msmagic.engine import deep, plan
 from msmagic.engine import spec as S
 from msmagic.engine.edits import EditLog, positions
 from msmagic.engine.imports import ImportPlan, identifiers
+from msmagic.engine.infer import FunctionTable, describe, infer
+from msmagic.engine.kinds import CONFLICT_BASE, Kind
 from msmagic.engine.ipython import mask, unmask
 from msmagic.engine.names import (
     TORCH_ROOTS,
@@ -46,7 +48,7 @@ from msmagic.engine.names import (
 from msmagic.engine.session import PortSession
 from msmagic.engine.walk import Walker, walk
 from msmagic.errors import PortLimitError, PortOutputError, PortSyntaxError
-from msmagic.result import Finding, PortResult
+from msmagic.result import Finding, PortResult, Revision
 
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 NOTHING_TO_PORT_NOTE = "Nothing in this cell needs porting: it is already MindSpore-compatible."
@@ -157,7 +159,9 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     state = PortState(module, masked.text, session)
     if not state.bindings:
         return _untouched(source, facts, session, [NO_TORCH_NOTE])
+    infer(state, module, state.facts)
     walker = Walker(state)
+    table_keys = [f.key for f in state.facts.by_node.values()]
     new_module = walk(module, walker)
     new_module = state.imports.insert(new_module)
     code, in_ranges, after_of, edits, findings = positions(
@@ -167,12 +171,13 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     statements, module_params = _plan(state, facts, in_ranges, after_of, code)
     notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
     learned = (state.cell_imports, state.imports.out_names, state.module_classes, walker.scopes[0],
-               top_level_calls(module), top_level_functions(module), state.module_names, state.class_infos)
+               top_level_calls(module), top_level_functions(module), state.module_names, state.class_infos,
+               _learned_functions(state.facts, module))
     # the trees are not needed any more: free them before parsing the output once more
     del state, walker, module, new_module
     if out != source:
         _check_parses(out)
-    imports, out_names, module_classes, kinds, calls, functions, module_names, class_infos = learned
+    imports, out_names, module_classes, kinds, calls, functions, module_names, class_infos, facts = learned
     session.learn_imports(imports)
     session.mindspore_names.update(out_names)
     session.module_classes.update(module_classes)
@@ -181,7 +186,11 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     session.functions.update(functions)
     session.module_names |= module_names
     session.class_infos.update(class_infos)
+    session.function_facts.update(facts)
     session.module_params.update(module_params)
+    revised = _revise(session, set(facts) - set(table_keys))
+    if revised:
+        notes.append(revision_note(revised))
     return PortResult(
         source=source,
         code=out,
@@ -191,7 +200,41 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         notes=notes,
         statements=statements,
         module_params=dict(session.module_params),
+        revised=revised,
     )
+
+
+def _revise(session: PortSession, earlier: set) -> list:
+    """Port again the top-level functions of earlier cells whose parameter kinds this
+    cell's calls changed (they were ported knowing less); each revision may change what
+    the functions it calls receive, so theirs follow."""
+    out: list = []
+    for _ in range(len(earlier) + 1):
+        todo = [f for key, f in session.function_facts.items()
+                if key in earlier and not f.method and "." not in key and f.source
+                and f.ported_with is not None and f.params != f.ported_with]
+        if not todo:
+            break
+        facts = todo[0]
+        ports = session.ports  # a revision is no cell: the cells' call-site names stay
+        result = _port(facts.source, session)
+        session.ports = ports
+        out.append(Revision(facts.key, {k: str(v) for k, v in facts.params.items()}, result))
+        out.extend(result.revised)
+        result.revised = []
+    return out
+
+
+def revision_note(revised: list) -> str:
+    """The note a port with revisions carries: which functions, and what they now know."""
+    parts = []
+    for rev in revised:
+        kinds = ", ".join(f"{p} is {describe(Kind.of(k))}" for p, k in sorted(rev.kinds.items())
+                          if not k.startswith(CONFLICT_BASE))
+        parts.append(f"{rev.name}() ({kinds})" if kinds else f"{rev.name}()")
+    return ("Ported again for what this cell passes them (defined in an earlier cell, ported then "
+            "without knowing what their parameters are): " + "; ".join(parts)
+            + ". Their new code is shown below; %%ms_parity runs it.")
 
 
 def _check_parses(code: str) -> None:
@@ -228,6 +271,10 @@ class PortState:
         self.edit_log = EditLog()
         self.module_classes: set[str] = set(session.module_classes)
         self.class_infos: dict = dict(session.class_infos)
+        #: classes this cell defines (their ClassInfo is made anew by this port)
+        self.defined_classes: set[str] = set()
+        #: the user functions known to the port: the cell's and earlier cells'
+        self.facts = FunctionTable(session)
         #: per-port scratch state of the rules (``Context.scratch``)
         self.scratch: dict[str, dict] = {}
         self._fresh: set[str] = set()
@@ -258,6 +305,17 @@ def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: 
     facts = [(rng, *f[1:]) for rng, f in zip(in_ranges, facts)]
     statements = plan.build(facts, plan.out_binds(code, after_of, changed), after_of, tags, modules)
     return statements, {k: v for m in modules.values() for k, v in m.items()}
+
+
+def _learned_functions(table: FunctionTable, module: cst.Module) -> dict:
+    """The user functions the session keeps after a port: the cell's (with their source,
+    for a later cell that ports them again) and the call sites the cell added to earlier
+    cells' functions."""
+    for facts in table.functions.values():
+        facts.learn_sites()
+    for facts in table.by_node.values():
+        facts.source = module.code_for_node(facts.node)
+    return dict(table.functions)
 
 
 def _untouched(source: str, facts: list, session: PortSession, notes: list) -> PortResult:

@@ -35,9 +35,29 @@ class PortSession:
         self.module_names: set[str] = set()
         #: user Module classes -> their attribute kinds
         self.class_infos: dict = {}
+        #: user functions of earlier ported cells (``engine.infer.FunctionFacts``) by key:
+        #: their call sites, parameter and return kinds
+        self.function_facts: dict = {}
+        #: function key -> call sites (frozensets of (parameter, kind)) that later cells
+        #: of the notebook make, when they are known ahead (the CLI ports a notebook
+        #: twice when a later cell's calls tell what an earlier cell's function receives)
+        self.call_site_hints: dict = {}
+        #: name -> kind spelling (or None) of the object a live namespace holds under the
+        #: name: set by the magics, where the notebook's earlier cells really ran
+        self.live = None
+        #: how many cells were ported with this session (names each cell's call sites)
+        self.ports = 0
+        #: local name -> qualified name of every module earlier cells imported
+        #: (``np`` -> ``numpy``)
+        self.imported: dict[str, str] = {}
         #: PyTorch layer (qualified name) -> parameter-name map, for every layer the
         #: session's ported cells construct (parity synchronises parameters through it)
         self.module_params: dict = {}
+
+    def hints(self) -> dict:
+        """The call sites this session saw, per function: hints for another session
+        porting the same cells again (see ``call_site_hints``)."""
+        return {key: dict(facts.earlier) for key, facts in self.function_facts.items() if facts.earlier}
 
     def learn(self, source: str) -> None:
         """Record the imports of a cell the user ran (tolerant of any input)."""
@@ -50,6 +70,7 @@ class PortSession:
 
     def learn_imports(self, imports: dict) -> None:
         """Record a cell's imports (local name -> qualified name)."""
+        self.imported.update(imports)
         for name, qual in imports.items():
             if is_torch(qual):
                 self.torch_names[name] = qual

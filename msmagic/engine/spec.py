@@ -16,6 +16,8 @@ Tables, filled by :func:`install`:
   what the receiver is known to be (its :class:`~msmagic.engine.kinds.Kind`).
 * ``MEMBERS``: attributes read from a value (``bn.running_mean``).
 * ``MODULES``: PyTorch module paths and their MindSpore counterpart.
+* ``RECEIVER_ONLY_METHODS``: method names only PyTorch's Tensor / Module / Optimizer
+  has, flagged when called on a value of unknown kind.
 * ``STATEMENT_HOOKS`` / ``FUNCTION_HOOKS`` / ``CLASS_HOOKS`` / ``OPERATOR_HOOKS`` /
   ``SUBSCRIPT_HOOKS``: rule functions the walk calls on statements, module-class
   methods, module classes, operators and subscripts.
@@ -152,6 +154,16 @@ class Hook:
     node_types: tuple = ()
 
 
+@dataclass(kw_only=True)
+class ReceiverMethods:
+    """Method names only PyTorch's ``cls`` ("Tensor", "Module", "Optimizer") has: called
+    on a value of unknown kind with no mapping entry, ``rule`` flags the call."""
+
+    cls: str
+    names: frozenset
+    rule: str
+
+
 #: Every entry and hook the rule modules declared, in declaration order.
 DECLARED: list = []
 
@@ -164,6 +176,8 @@ FUNCTION_HOOKS: list[Callable] = []
 CLASS_HOOKS: list[Callable] = []
 OPERATOR_HOOKS: dict[type, Callable] = {}
 SUBSCRIPT_HOOKS: list[Callable] = []
+#: method name -> (PyTorch classes having it that MindSpore's lack, rule): see ReceiverMethods
+RECEIVER_ONLY_METHODS: dict[str, tuple[tuple[str, ...], str]] = {}
 
 #: the method name of an entry for calls of a layer instance (``self.lstm(x, h)``), with
 #: the layer's kind as receiver (``receiver="module:torch.nn.LSTM"``)
@@ -194,6 +208,11 @@ def member(name: str, rule: str, **kw) -> Member:
     entry = Member(name=name, rule=rule, **kw)
     DECLARED.append(entry)
     return entry
+
+
+def receiver_methods(cls: str, names, rule: str) -> None:
+    """Declare the methods only PyTorch's ``cls`` has (see :class:`ReceiverMethods`)."""
+    DECLARED.append(ReceiverMethods(cls=cls, names=frozenset(names), rule=rule))
 
 
 def module(torch: str, target: Optional[str]) -> None:
@@ -227,6 +246,7 @@ def install(items) -> None:
     FUNCTION_HOOKS.clear()
     CLASS_HOOKS.clear()
     SUBSCRIPT_HOOKS.clear()
+    RECEIVER_ONLY_METHODS.clear()
     for item in items:
         if isinstance(item, Api):
             if item.torch in APIS:
@@ -238,6 +258,10 @@ def install(items) -> None:
             MEMBERS.setdefault(item.name, []).append(item)
         elif isinstance(item, ModuleMap):
             MODULES[item.torch] = item.target
+        elif isinstance(item, ReceiverMethods):
+            for name in item.names:
+                classes, _ = RECEIVER_ONLY_METHODS.get(name, ((), ""))
+                RECEIVER_ONLY_METHODS[name] = ((*classes, item.cls), item.rule)
         elif isinstance(item, Hook):
             if item.where == "statement":
                 for t in item.node_types:

@@ -16,22 +16,12 @@ from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES,
 from msmagic.engine.context import Context
 from msmagic.engine.edits import EditLog, Record
 from msmagic.engine.imports import UNMAPPED_RULE, rewrite_import, rewrite_import_from
+from msmagic.engine.infer import KindScope, class_info
 from msmagic.engine.kinds import Kind
-from msmagic.engine.names import MARKER, param_names, positional_params, root_name, same_ref, target_names
+from msmagic.engine.names import MARKER, param_names, root_name, same_ref
 
 UNKNOWN_RECEIVER_RULE = "GEN002"
 UNKNOWN_METHOD_RULE = "API005"
-
-
-class ClassInfo:
-    """A class the cell defines: whether it is a torch Module, its attributes' kinds."""
-
-    __slots__ = ("name", "is_module", "attrs")
-
-    def __init__(self, name: str, is_module: bool):
-        self.name = name
-        self.is_module = is_module
-        self.attrs: dict = {}
 
 
 # --------------------------------------------------------------------------- traversal
@@ -94,11 +84,11 @@ def _dispatch(cls, prefix: str, node_type):
     return getattr(cls, f"{prefix}{node_type.__name__}", None)
 
 
-class Walker(cst.CSTTransformer):
+class Walker(KindScope, cst.CSTTransformer):
     def __init__(self, state):
         super().__init__()
         #: the port being made (``pipeline.PortState``): cell, session, names, imports
-        self.state = state
+        self._init_scope(state, state.facts)
         self.edit_log: EditLog = state.edit_log
         self.top_index = -1
         self.depth = 0
@@ -119,14 +109,8 @@ class Walker(cst.CSTTransformer):
         self.function_method_calls: set[str] = set()
         self._skip: set[int] = set()  # nodes handled by a parent (call funcs, chains)
         self._non_load: set[int] = set()
-        self._shadow: list[set[str]] = []
-        self.scopes: list[dict] = [
-            {k: (v if v is None else Kind.of(v)) for k, v in state.session.kinds.items()}
-        ]
-        self.classes: list[ClassInfo] = []
         self.functions: list[cst.FunctionDef] = []
         self.updated: dict[int, cst.CSTNode] = {}
-        self._kind_cache: dict[int, Optional[str]] = {}
         self.line_hooks: dict[int, list] = {}  # id(original line) -> [fn(updated line)]
 
     # ------------------------------------------------------------ bookkeeping
@@ -238,20 +222,6 @@ class Walker(cst.CSTTransformer):
         return Context(self, original, updated, entry, api)
 
     # ------------------------------------------------------------ names
-    def resolve(self, node) -> Optional[str]:
-        if isinstance(node, cst.Name):
-            name = node.value
-            if name not in self.state.bindings:
-                return None
-            for shadow in self._shadow:
-                if name in shadow:
-                    return None
-            return self.state.bindings[name]
-        if isinstance(node, cst.Attribute):
-            base = self.resolve(node.value)
-            return f"{base}.{node.attr.value}" if base else None
-        return None
-
     @property
     def torch_in_scope(self) -> bool:
         return bool(self.state.bindings)
@@ -270,95 +240,10 @@ class Walker(cst.CSTTransformer):
             return [], list(body)
         return list(body[:index]), list(body[index + 1:])
 
-    def lookup(self, name: str) -> Optional[str]:
-        for scope in reversed(self.scopes):
-            if name in scope:
-                return scope[name]
-        return None
-
-    def bind(self, name: str, kind) -> None:
-        self.scopes[-1][name] = kind if kind is None else Kind.of(kind)
-
-    # ------------------------------------------------------------ kinds
-    def kind_of(self, node) -> Optional[str]:
-        key = id(node)
-        if key in self._kind_cache:
-            return self._kind_cache[key]
-        kind = self._kind_of(node)
-        self._kind_cache[key] = kind
-        return kind
-
-    def _kind_of(self, node) -> Optional[str]:
-        if isinstance(node, cst.Name):
-            if node.value in self.state.module_classes:
-                return Kind.make("class", node.value)
-            return self.lookup(node.value)
-        if isinstance(node, cst.Attribute):
-            qual = self.resolve(node)
-            if qual:
-                entry = S.APIS.get(qual)
-                return entry.returns if entry and entry.attr else None
-            if isinstance(node.value, cst.Name) and node.value.value == "self" and self.classes:
-                return self.classes[-1].attrs.get(node.attr.value)
-            base = self.kind_of(node.value)
-            if base is not None and base.base == "module":
-                info = self.state.class_infos.get(base.detail)
-                if info:
-                    return info.attrs.get(node.attr.value)
-            if base == S.TENSOR and node.attr.value in ("T", "mT", "data", "grad", "real", "imag"):
-                return S.TENSOR
-            for m in S.MEMBERS.get(node.attr.value, ()):
-                if m.returns and S.kind_matches(m.receiver, base):
-                    return m.returns
-            return None
-        if isinstance(node, cst.Call):
-            func = node.func
-            qual = self.resolve(func)
-            if qual:
-                entry = S.APIS.get(qual)
-                return entry.returns if entry else None
-            fk = self.kind_of(func)
-            if fk is not None and fk.base == "class":
-                return Kind.make("module", fk.detail)
-            if fk is not None and fk.base == "module":
-                return S.TENSOR
-            if isinstance(func, cst.Attribute):
-                recv = self.kind_of(func.value)
-                for m in S.METHODS.get(func.attr.value, ()):
-                    if S.kind_matches(m.receiver, recv):
-                        return recv if m.returns == "same" else m.returns
-            return None
-        if isinstance(node, cst.BinaryOperation):
-            left, right = self.kind_of(node.left), self.kind_of(node.right)
-            return S.TENSOR if S.TENSOR in (left, right) else None
-        if isinstance(node, cst.UnaryOperation):
-            return self.kind_of(node.expression)
-        if isinstance(node, cst.Subscript):
-            return S.TENSOR if self.kind_of(node.value) == S.TENSOR else None
-        return None
-
     # ------------------------------------------------------------ scopes & classes
     def visit_ClassDef(self, node: cst.ClassDef) -> bool:
         self._non_load.add(id(node.name))
-        is_module = False
-        for base in node.bases:
-            qual = self.resolve(base.value)
-            if qual == "torch.nn.Module" or (
-                isinstance(base.value, cst.Name) and base.value.value in self.state.module_classes
-            ):
-                is_module = True
-        info = ClassInfo(node.name.value, is_module)
-        if is_module:
-            self.state.module_classes.add(node.name.value)
-            parent = next(
-                (self.state.class_infos[b.value.value] for b in node.bases
-                 if isinstance(b.value, cst.Name) and b.value.value in self.state.class_infos),
-                None,
-            )
-            if parent:
-                info.attrs.update(parent.attrs)
-        self.state.class_infos[node.name.value] = info
-        self.classes.append(info)
+        self.classes.append(class_info(self, node))
         self.scopes.append({})
         return True
 
@@ -368,26 +253,18 @@ class Walker(cst.CSTTransformer):
         if info.is_module:
             for hook in S.CLASS_HOOKS:
                 updated = hook(Context(self, original, updated), original, updated)
-        self.bind(original.name.value, None)
+        self.bind(original.name.value, None if info.is_module else Kind.make("type", info.name))
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._non_load.add(id(node.name))
-        params = param_names(node.params)
-        self._shadow.append({p for p in params if p in self.state.bindings})
-        scope: dict[str, Optional[str]] = {p: None for p in params}
-        in_method = bool(self.classes) and not self.functions
-        if in_method and self.classes[-1].is_module and node.name.value in ("forward", "__call__"):
-            for p in positional_params(node.params)[1:]:
-                scope[p] = S.TENSOR
+        self.enter_function(node, self.facts.for_def(node))
         self.functions.append(node)
-        self.scopes.append(scope)
         self._method_calls.append(set())
         return True
 
     def leave_FunctionDef(self, original, updated):
-        self._shadow.pop()
-        self.scopes.pop()
+        self.leave_function()
         self.functions.pop()
         #: names of the methods the function just left calls (``x.train()`` -> "train"),
         #: for hooks that would otherwise walk the body again
@@ -397,7 +274,24 @@ class Walker(cst.CSTTransformer):
         if self.classes and not self.functions and self.classes[-1].is_module:
             for hook in S.FUNCTION_HOOKS:
                 updated = hook(Context(self, original, updated), original, updated)
+        facts = self.facts.for_def(original)
+        if facts is not None:
+            facts.ported_with = dict(facts.params)
+            if not (self.classes and not self.functions):  # a method is reached through its class
+                self.bind(original.name.value, Kind.make("function", facts.key))
         return updated
+
+    def visit_ListComp(self, node) -> bool:
+        self.enter_comprehension(node.for_in)
+        return True
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+    def leave_ListComp(self, original, updated):
+        self.scopes.pop()
+        return updated
+
+    leave_SetComp = leave_GeneratorExp = leave_DictComp = leave_ListComp
 
     def visit_Lambda(self, node):
         self._shadow.append(param_names(node.params))
@@ -440,52 +334,18 @@ class Walker(cst.CSTTransformer):
 
     # ------------------------------------------------------------ kinds from assignments
     def leave_Assign(self, original, updated):
-        kind = self.kind_of(original.value)
+        kind = self.assigned_kind(original.value)
         for t in original.targets:
-            self._bind_target(t.target, kind)
+            self.bind_target(t.target, kind)
         return updated
 
     def leave_AnnAssign(self, original, updated):
         if original.value is not None:
-            self._bind_target(original.target, self.kind_of(original.value))
+            self.bind_target(original.target, self.assigned_kind(original.value))
         return updated
 
-    def _bind_target(self, target, kind) -> None:
-        if isinstance(target, cst.Name):
-            self.bind(target.value, kind)
-            if self._shadow and target.value in self.state.bindings:
-                # a function-local assignment hides the import from here on
-                self._shadow[-1].add(target.value)
-        elif (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-            and self.classes
-        ):
-            self.classes[-1].attrs[target.attr.value] = kind
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for el in target.elements:
-                self._bind_target(el.value, None)
-
     def visit_For(self, node: cst.For) -> bool:
-        kind = self.kind_of(node.iter)
-        t = node.target
-        if kind == S.PARAMS and isinstance(t, cst.Name):
-            self.bind(t.value, S.TENSOR)
-        elif (kind is not None and kind.base == "named" and kind.item in (S.TENSOR, S.MODULE)
-              and isinstance(t, cst.Tuple) and len(t.elements) == 2):
-            last = t.elements[1].value
-            if isinstance(last, cst.Name):
-                self.bind(last.value, kind.item)
-        elif kind is not None and kind.base == "iter" and kind.item == S.MODULE and isinstance(t, cst.Name):
-            self.bind(t.value, S.MODULE)
-        elif kind in S.BATCH_ITERABLES:
-            # batches of a data loader / dataset: tensors, or tuples of tensors
-            for n in target_names(t):
-                self.bind(n, S.TENSOR)
-        else:
-            for n in target_names(t):
-                self.bind(n, None)
+        self.bind_target(node.target, self.element_kind(node.iter))
         return True
 
     # ------------------------------------------------------------ expressions
@@ -527,17 +387,39 @@ class Walker(cst.CSTTransformer):
         return updated
 
     def _unknown_tensor_method(self, original: cst.Call) -> None:
-        """A method on a value known to be a tensor with no verified entry: flagged."""
+        """A method with no verified entry: flagged on a value known to be a tensor, and
+        on a value of unknown kind when only PyTorch's Tensor / Module / Optimizer has it."""
         name = original.func.attr.value
         if name in S.HANDLED_BY_STATEMENT_RULES or name.startswith("__"):
             return
-        if self.kind_of(original.func.value) != S.TENSOR:
+        receiver = original.func.value
+        kind = self.kind_of(receiver)
+        if kind == S.TENSOR:
+            self.context(original).finding(
+                UNKNOWN_METHOD_RULE,
+                f"Tensor.{name} has no verified MindSpore mapping (the method is missing or computed "
+                "something else on PyTorch's samples); left unchanged",
+                api=f"Tensor.{name}", comment=f"Tensor.{name} not verified for MindSpore",
+            )
             return
+        only = S.RECEIVER_ONLY_METHODS.get(name)
+        if kind is not None or only is None or name in _TRAINING_STEP_METHODS:
+            return
+        if type(receiver) is cst.Name and receiver.value in self.state.module_names:
+            return
+        classes, rule = only
+        self._flag_receiver(original, rule, name, " or ".join(classes),
+                            f".{name}() is a method of PyTorch's {' and '.join(classes)} that "
+                            "MindSpore's counterpart lacks")
+
+    def _flag_receiver(self, original: cst.Call, rule: str, name: str, receivers: str, lead: str = "") -> None:
+        """Flag a method call whose receiver's kind is unknown, saying why it is."""
+        why = self.why_unknown(original.func.value)
+        reason = f"cannot tell whether the receiver of .{name}() is a {receivers}"
+        reason = f"{lead}; {reason}" if lead else reason
         self.context(original).finding(
-            UNKNOWN_METHOD_RULE,
-            f"Tensor.{name} has no verified MindSpore mapping (the method is missing or computed "
-            "something else on PyTorch's samples); left unchanged",
-            api=f"Tensor.{name}", comment=f"Tensor.{name} not verified for MindSpore",
+            rule, f"{reason}{f' ({why})' if why else ''}; left unchanged", api=f".{name}()",
+            comment=f"{reason}; left unchanged",
         )
 
     def _method(self, original: cst.Call, updated: cst.Call, specs: list[S.Method]):  # noqa: C901
@@ -555,7 +437,9 @@ class Walker(cst.CSTTransformer):
             # a function of an imported module
             return updated
         if chosen is None and recv_kind is None:
-            for m in specs:
+            # a parameter whose calls pass different kinds gets no port made on a guess
+            disputed = self.disputed(original.func.value)
+            for m in () if disputed else specs:
                 site = self.context(original, updated, m, f"{m.receiver}.{name}")
                 ok = m.unambiguous(site) if callable(m.unambiguous) else m.unambiguous
                 if ok:
@@ -563,12 +447,8 @@ class Walker(cst.CSTTransformer):
                     break
             if chosen is None:
                 receivers = " or ".join(dict.fromkeys(m.receiver for m in specs))
-                if specs and all(_is_torch_only(m) for m in specs):
-                    self.context(original).finding(
-                        UNKNOWN_RECEIVER_RULE,
-                        f"cannot tell whether the receiver of .{name}() is a {receivers}; left unchanged",
-                        api=f".{name}()",
-                    )
+                if specs and (disputed or all(_is_torch_only(m) for m in specs)):
+                    self._flag_receiver(original, UNKNOWN_RECEIVER_RULE, name, receivers)
                 return updated
         if chosen is None:
             if recv_kind == S.TENSOR:
@@ -718,6 +598,10 @@ def _commented(tw: cst.TrailingWhitespace, text: str):
         whitespace=tw.whitespace if tw.comment else cst.SimpleWhitespace("  "),
         comment=cst.Comment(f"{tw.comment.value}  {text}" if tw.comment else text),
     )
+
+
+#: Optimizer/Module methods the training rules rewrite as part of a training step
+_TRAINING_STEP_METHODS = frozenset({"zero_grad", "step"})
 
 
 def _is_torch_only(m: S.Method) -> bool:

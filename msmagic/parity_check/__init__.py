@@ -145,6 +145,8 @@ def parity(
             if session is not None:
                 R.import_earlier_modules(session, shadow)
             bridged, notes = R.bridge(steps, user_ns, shadow)
+            if opts.against is None:
+                notes = notes + _define_revised(port, shadow)
             restore = R.torch_default_device(opts.device)
             try:
                 run = R.execute(
@@ -169,6 +171,21 @@ def parity(
         shown_progress.finish(f"msmagic parity: ran {len(steps)} statements on each side in "
                               f"{report.timings['total']:.1f} s (report below)")
     return report
+
+
+def _define_revised(port, shadow: dict) -> list:
+    """Run, on the MindSpore side, the functions of earlier cells that the port ported
+    again with what this cell's calls pass them (``PortResult.revised``); a note for the
+    report."""
+    if not port.revised:
+        return []
+    names = []
+    for rev in port.revised:
+        exec(compile(rev.result.code, f"<msmagic: {rev.name} ported again>", "exec"), shadow)  # noqa: S102
+        kinds = ", ".join(f"{p}: {k}" for p, k in sorted(rev.kinds.items()))
+        names.append(f"{rev.name}() ({kinds})" if kinds else f"{rev.name}()")
+    return ["Ported again for what this cell passes them, and defined anew on the MindSpore side: "
+            + "; ".join(names) + "."]
 
 
 def _timings(run, started, port_seconds, import_seconds) -> dict:

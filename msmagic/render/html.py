@@ -793,5 +793,7 @@ def render_html(result, view: Optional[str] = None) -> str:
             f'<ul class="msm-notes" style="{S["list"]}">{items}</ul>'
         )
     parts.append(code_block_html(result.code))
+    for rev in getattr(result, "revised", ()):
+        parts.append(code_block_html(rev.result.code, label=f"{rev.name}() ported again"))
     parts.append("</div>")
     return "".join(parts)

@@ -92,4 +92,8 @@ def render_text(result, color: bool = False) -> str:
         lines.append("notes:")
         for note in result.notes:
             lines.append(f"  - {note}")
+    for rev in getattr(result, "revised", ()):
+        lines.append("")
+        lines.append(_paint(f"{rev.name}() ported again:", "header", color))
+        lines.extend(f"    {line}" for line in rev.result.code.rstrip("\n").splitlines())
     return "\n".join(lines)

@@ -1,5 +1,7 @@
 """Rules that only report: what msmagic cannot port faithfully is flagged, never guessed."""
 
+from msmagic.apis.names import receiver_methods
+from msmagic.engine.spec import receiver_methods as declare_receiver_methods
 from msmagic.rules.registry import register
 
 GROUP = "General"
@@ -31,9 +33,16 @@ register(
     why="""
         Tensor and Module methods are rewritten only when msmagic knows the receiver is a
         tensor or a module (it was created by a PyTorch call, is a ``forward`` argument,
-        a layer attribute...) or when the method name and call shape cannot belong to
-        anything else. Otherwise the call is left unchanged and flagged: porting it on a
-        guess could change a NumPy array or a user object.
+        a layer attribute, a loop variable over a loader, the parameter of a function every
+        call of which passes a tensor, a name an earlier cell bound...) or when the method
+        name and call shape cannot belong to anything else. Otherwise the call is left
+        unchanged and flagged: porting it on a guess could change a NumPy array or a user
+        object. The same holds for a method only PyTorch's Tensor, Module or Optimizer has
+        (``t.new(...)``, ``t.resize_(...)``, ``opt.add_param_group(...)``): on a value
+        msmagic cannot type it is flagged, since it fails in MindSpore if the value is
+        what it seems. The finding says why the kind is unknown: a function parameter no
+        call shows, or whose calls pass different kinds (a tensor here, a NumPy array
+        there).
     """,
     seed="seeds/004 Network Basic Unit: Cell",
     example="""
@@ -42,6 +51,9 @@ register(
             return t.transpose(0, 1)
     """,
 )
+
+for _cls, _names in receiver_methods().items():
+    declare_receiver_methods(_cls, _names, "GEN002")
 
 register(
     "GEN003",

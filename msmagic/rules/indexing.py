@@ -630,8 +630,10 @@ _TUPLES = {"where", "nonzero", "unravel_index", "ix_", "diag_indices", "tril_ind
 @subscript_hook("IDX010")
 def _index_arrays(ctx, original, updated):
     """``x[range(n), t]`` -> ``x[list(range(n)), t]``; ``x[np.array(...)]`` ->
-    ``x[mindspore.Tensor(np.array(...))]`` on a tensor."""
-    if ctx.kind_of(original.value) != TENSOR:
+    ``x[mindspore.Tensor(np.array(...))]`` on a tensor; flagged on a value whose kind is
+    unknown (a NumPy array or a list takes such an index as it is)."""
+    kind = ctx.kind_of(original.value)
+    if kind != TENSOR and (kind is not None or not ctx.torch_in_scope):
         return updated
     elements = list(updated.slice)
     changed = []
@@ -659,6 +661,17 @@ def _index_arrays(ctx, original, updated):
         elements[i] = new.with_changes(slice=new.slice.with_changes(value=wrapped))
         changed.append(func)
     if not changed:
+        return updated
+    if kind is None:
+        why = ctx.why_unknown(original.value)
+        ctx.finding(
+            "GEN002",
+            f"{', '.join(f'{f}(...)' for f in dict.fromkeys(changed))} as an index: MindSpore 2.10 "
+            f"raises IndexError for it on a tensor, but the value indexed may be no tensor"
+            f"{f' ({why})' if why else ''}; left unchanged (on a tensor write list(range(...)) "
+            "or mindspore.Tensor(index))",
+            node=original, api="Tensor.__getitem__", comment="range/NumPy index on a value of unknown kind",
+        )
         return updated
     result = updated.with_changes(slice=elements)
     ctx.edit("IDX010", result, api="Tensor.__getitem__",
