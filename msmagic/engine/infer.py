@@ -48,6 +48,9 @@ _ELEMENT_BUILTINS = frozenset({"list", "tuple", "reversed", "sorted", "iter", "s
 #: call site into a body, out through its return, into the next call site...)
 _ROUNDS = 4
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+#: comparisons that compare a tensor element by element (``pred == y`` is a tensor)
+_ELEMENTWISE_COMPARISONS = frozenset({cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual,
+                                      cst.GreaterThan, cst.GreaterThanEqual})
 
 
 class ClassInfo:
@@ -255,6 +258,10 @@ class KindScope:
             return None
         if t is cst.UnaryOperation:
             return self.kind_of(node.expression)
+        if t is cst.Comparison and len(node.comparisons) == 1 \
+                and type(node.comparisons[0].operator) in _ELEMENTWISE_COMPARISONS:
+            kinds = (self.kind_of(node.left), self.kind_of(node.comparisons[0].comparator))
+            return TENSOR if TENSOR in kinds else NDARRAY if NDARRAY in kinds else None
         if t is cst.Subscript:
             base = self.kind_of(node.value)
             if base == TENSOR or base == NDARRAY:
@@ -560,9 +567,10 @@ class Scanner(KindScope):
     """The pass :func:`infer` makes: scopes and kinds as the walk keeps them, call sites
     recorded, nothing rebuilt."""
 
-    def __init__(self, state, facts: FunctionTable):
+    def __init__(self, state, facts: FunctionTable, top_scope: Optional[dict] = None):
         self._init_scope(state, facts)
-        self.changed = False
+        if top_scope is not None:  # a body sees the names the cell's top level binds
+            self.scopes[0] = top_scope
         self._returns: list[list] = []
 
     # ------------------------------------------------------------ statements
@@ -675,11 +683,7 @@ class Scanner(KindScope):
             self.scan_statement(stmt)
         returns = self._returns.pop()
         kind = join(returns) if returns else None
-        if kind is not None and kind.base == CONFLICT_BASE:
-            kind = None
-        if kind != facts.returns:
-            facts.returns = kind
-            self.changed = True
+        facts.returns = None if kind is not None and kind.base == CONFLICT_BASE else kind
         self.leave_function()
         if info is not None:
             self.classes.pop()
@@ -751,25 +755,33 @@ def class_info(scope: KindScope, node: cst.ClassDef) -> ClassInfo:
 def infer(state, module: cst.Module, facts: FunctionTable) -> None:
     """Give the functions of ``facts`` their parameter and return kinds (see the module
     docstring). Costs nothing for a cell that defines no function or class and calls no
-    earlier cell's function."""
+    earlier cell's function.
+
+    Each round walks the cell's top level, then each function body with the parameter
+    kinds its call sites agree on so far; a caller walked again replaces the call sites it
+    made before, so kinds only get more precise, and the rounds stop when a round changes
+    no parameter or return kind."""
     if not facts.functions and not any(type(s) in (cst.FunctionDef, cst.ClassDef) for s in module.body):
         return
     for _ in range(_ROUNDS):
-        for f in facts.functions.values():
-            f.sites = {}
-        scan = Scanner(state, facts)
-        scan.scan_body(module.body)
-        changed = False
-        for f in list(facts.functions.values()):
-            changed |= f.settle()
+        before = {key: (dict(f.params), f.returns) for key, f in facts.functions.items()}
+        _forget_calls_of(facts, facts.top_caller)
+        top = Scanner(state, facts)
+        top.scan_body(module.body)
         for f in list(facts.functions.values()):
             if id(f.node) not in facts.by_node and not f.sites:
                 continue  # an earlier cell's function this cell does not call
-            info = state.class_infos.get(f.key.partition(".")[0]) if f.method else None
-            body = Scanner(state, facts)
-            body.scan_function(f, info)
-            changed |= body.changed
-        for f in list(facts.functions.values()):
-            changed |= f.settle()
-        if not changed:
+            f.settle()
+            _forget_calls_of(facts, f.key)
+            body = Scanner(state, facts, top.scopes[0])
+            body.scan_function(f, state.class_infos.get(f.key.partition(".")[0]) if f.method else None)
+        for f in facts.functions.values():
+            f.settle()
+        if before == {key: (f.params, f.returns) for key, f in facts.functions.items()}:
             break
+
+
+def _forget_calls_of(facts: FunctionTable, caller: str) -> None:
+    """Drop the call sites ``caller`` made in this port (it is about to be walked again)."""
+    for f in facts.functions.values():
+        f.sites.pop(caller, None)
