@@ -29,17 +29,43 @@ def live_kind(namespace: dict, name: str) -> Optional[str]:
     return kind_of_value(value)
 
 
+#: public PyTorch namespaces whose classes the mapping entries name
+_PUBLIC = ("torch.nn", "torch.optim", "torch.optim.lr_scheduler", "torch.utils.data")
+
+
+def _public_name(cls) -> Optional[str]:
+    """``torch.nn.Linear`` for the class of a Linear (None for a user class)."""
+    if not cls.__module__.startswith("torch."):
+        return None
+    for namespace in _PUBLIC:
+        module = sys.modules.get(namespace)
+        if module is not None and getattr(module, cls.__name__, None) is cls:
+            return f"{namespace}.{cls.__name__}"
+    return None
+
+
+def _declared(cls) -> Optional[str]:
+    """The kind the mapping entry of a PyTorch class says its instances are: what the
+    port itself gives ``x = torch.nn.CrossEntropyLoss()``."""
+    from msmagic.engine import spec
+
+    name = _public_name(cls)
+    entry = spec.APIS.get(name) if name else None
+    return str(entry.returns) if entry is not None and entry.returns else None
+
+
 def kind_of_value(value) -> Optional[str]:  # noqa: C901 - one case per kind
     torch = sys.modules.get("torch")
     if torch is not None:
         try:
             if isinstance(value, torch.Tensor):
                 return "tensor"
+            if isinstance(value, (torch.nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler)):
+                declared = _declared(type(value))
+                if declared:
+                    return declared
             if isinstance(value, torch.nn.Module):
-                cls = type(value)
-                if cls.__module__.startswith("torch.nn.modules") and getattr(torch.nn, cls.__name__, None) is cls:
-                    return f"module:torch.nn.{cls.__name__}"
-                return f"module:{cls.__name__}"
+                return f"module:{type(value).__name__}"
             if isinstance(value, torch.optim.Optimizer):
                 return "optimizer"
             if isinstance(value, torch.optim.lr_scheduler.LRScheduler):
