@@ -202,6 +202,11 @@ class Context:
         """Per-port state of one rule (what it computes once and looks up)."""
         return self._w.state.scratch.setdefault(key, {})
 
+    def remember(self, key: str) -> dict:
+        """Per-session state of one rule: what earlier cells' ports told it (kept for the
+        later cells of a notebook)."""
+        return self._w.state.session.rule_state.setdefault(key, {})
+
     def parse_statement(self, text: str):
         """Parse generated code as a statement with the cell's indentation and newline."""
         return cst.parse_statement(text, config=self._w.state.module.config_for_parsing)

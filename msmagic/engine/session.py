@@ -45,6 +45,8 @@ class PortSession:
         #: name -> kind spelling (or None) of the object a live namespace holds under the
         #: name: set by the magics, where the notebook's earlier cells really ran
         self.live = None
+        #: per-rule state kept across cells (``Context.remember``)
+        self.rule_state: dict = {}
         #: how many cells were ported with this session (names each cell's call sites)
         self.ports = 0
         #: local name -> qualified name of every module earlier cells imported

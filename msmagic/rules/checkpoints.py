@@ -38,13 +38,17 @@ register(
         a literal name gets ``.ckpt`` written into it, a variable keeps its value on save
         and is given the same suffix on load. MindSpore takes only ``str`` file names, so a
         ``pathlib.Path`` (``Path(...)``, ``folder / "m.pt"``, or a name bound to one) is
-        passed as ``str(path)``; a file object (``open(...)``, ``io.BytesIO()``) is flagged.
+        passed as ``str(path)``; an open file or a buffer (``open(...)``, ``io.BytesIO()``)
+        is written with pickle (rule CKP004).
         Keys differ from PyTorch's for BatchNorm
         (``gamma``/``beta``/``moving_mean``/``moving_variance`` instead of
         ``weight``/``bias``/``running_mean``/``running_var``, and no ``num_batches_tracked``),
         so a file written by PyTorch cannot be read this way: convert it once with
         ``torch.load``, rename those keys and save the result with ``save_checkpoint``.
-        ``torch.save`` of other objects (models, dicts with numbers, lists) is flagged.
+        A name bound to ``model.state_dict()`` saves the module it came from (PyTorch's
+        state dict holds the module's own tensors, so both save the values of the moment
+        of saving). Other objects (a dict holding a state dict and settings, a list) are
+        saved with pickle (rule CKP004).
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
@@ -98,6 +102,50 @@ register(
 )
 
 register(
+    "CKP004",
+    "torch.save/torch.load of other objects (a dict checkpoint) use pickle",
+    group=GROUP,
+    why="""
+        ``torch.save`` pickles any object: notebooks save a dict with the model's state
+        dict next to its settings (``{"n_hidden": 256, "tokens": chars, "state_dict":
+        net.state_dict()}``) or pass an open file, and ``torch.load`` gives the object
+        back. MindSpore's ``save_checkpoint`` writes only a Cell or a list of named tensors
+        (plus scalars and strings in ``append_dict``), and ``load_checkpoint`` returns one
+        flat dict of Parameters, so the dict's shape, its lists and tuples would be lost.
+        MindSpore tensors and Parameters pickle with their values (verified on 2.10), so
+        such a save becomes ``pickle``: ``pathlib.Path(p).write_bytes(pickle.dumps(obj))``
+        (``pickle.dump(obj, f)`` for an open file), with ``net.state_dict()`` inside it
+        ported to ``net.parameters_dict()`` (rule CEL006) and the file keeping its name.
+        ``torch.load`` of an open file becomes ``pickle.load(f)``; of a name, once the
+        session has saved something with pickle, it reads the pickle file when there is
+        one under that name and the MindSpore checkpoint (``name.ckpt``, rule CKP002)
+        otherwise, so a notebook that saves both kinds under one name loads what it saved.
+        ``load_param_into_net`` then takes the Parameters dict as it came back.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
+    installed_note="""
+        Verified on 2.10: ``pickle.dumps`` of a ``mindspore.Tensor``, a ``Parameter`` and
+        of ``Cell.parameters_dict()`` round-trips their values, and the unpickled dict
+        loads with ``load_param_into_net``.
+    """,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "checkpoint.pth")
+        model = nn.Linear(3, 2)
+        torch.save({"input_size": 3, "sizes": [3, 2], "state_dict": model.state_dict()}, path)
+        checkpoint = torch.load(path)
+        restored = nn.Linear(checkpoint["input_size"], checkpoint["sizes"][1])
+        restored.load_state_dict(checkpoint["state_dict"])
+        y = restored(torch.ones(1, 3))
+    """,
+)
+
+register(
     "CKP003",
     "Optimizer state: state_dict()/load_state_dict() are saved and loaded as a Cell",
     group=GROUP,
@@ -143,21 +191,12 @@ def _ckpt_path(site, arg: cst.Arg, original, *, loading: bool):
     """The file name MindSpore uses: a literal gets ``.ckpt``; a variable is kept on save
     (save_checkpoint appends it) and suffixed conditionally on load. MindSpore takes only
     str names: a ``pathlib.Path`` (``Path(...)``, ``d / "m.pt"``, a name bound to one in
-    this cell or at the top of an earlier one) is passed as ``str(p)``. A file object
-    cannot be ported (None, flagged)."""
+    this cell or at the top of an earlier one) is passed as ``str(p)``. (An open file is
+    pickled instead: rule CKP004.)"""
     value = arg.value
     text = site.literal(value, None)
     if isinstance(text, str):
         return value if text.endswith(EXT) else site.parse(repr(text + EXT))
-    api = "torch.load" if loading else "torch.save"
-    if _is_file_object(site, original):
-        site.finding(
-            "CKP002" if loading else "CKP001",
-            f"{api} with a file object: MindSpore reads and writes checkpoints by file name "
-            "only; pass the file's path instead of the open file or buffer",
-            comment="pass a file name, not a file object",
-        )
-        return None
     p = site.code(value).strip()
     if _is_path(site, original):
         p = f"str({p})"
@@ -253,19 +292,21 @@ def _save(site):
                      "arguments is not ported", comment="torch.save arguments not ported")
         return None
     original = next(a.value for a, (n, _, _) in zip(site.original.args, bound) if n == "obj")
+    original_path = _original_arg(site, bound, "f")
     saved, rule = _saved_object(site, original)
-    if saved is None:
-        site.finding(
-            "CKP001",
-            f"torch.save of {site.code(original).strip()}: only a module's or optimizer's "
-            "state_dict() or a dict literal of tensors maps to a MindSpore checkpoint; save "
-            "other objects with pickle",
-            comment="object is not a state_dict; save it with pickle or save_checkpoint by hand",
-        )
-        return None
-    new_path = _ckpt_path(site, path, _original_arg(site, bound, "f"), loading=False)
-    if new_path is None:
-        return None
+    if saved is None or _is_file_object(site, original_path):
+        kind = site.kind_of(original)
+        if kind is not None and kind.base in ("module", "optimizer", "class"):
+            site.finding(
+                "CKP001",
+                f"torch.save of the {kind.base} {site.code(original).strip()} itself: MindSpore saves "
+                "a Cell's parameters (save_checkpoint), not the object; save its state_dict() and "
+                "build the model again before loading",
+                comment="the object itself is saved; save its state_dict() instead",
+            )
+            return None
+        return _pickle_save(site, obj.value, path.value, original_path)
+    new_path = _ckpt_path(site, path, original_path, loading=False)
     new = cst.Call(func=site.ref("mindspore.save_checkpoint"), args=[
         cst.Arg(saved, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
         cst.Arg(new_path),
@@ -275,9 +316,39 @@ def _save(site):
     return new
 
 
+def _pickle_save(site, obj, path, original_path):
+    """``torch.save(obj, f)`` of any other object: pickled (rule CKP004)."""
+    pickle = site.require_import("pickle")
+    if _is_file_object(site, original_path):
+        new = site.parse(f"{pickle}.dump({site.code(obj).strip()}, {site.code(path).strip()})")
+    else:
+        pathlib = site.require_import("pathlib")
+        new = site.parse(f"{pathlib}.Path({site.code(path).strip()}).write_bytes("
+                         f"{pickle}.dumps({site.code(obj).strip()}))")
+    site.remember("CKP004")["pickled"] = True
+    site.edit("CKP004", new, detail="torch.save -> pickle (the object is no state dict)")
+    return new
+
+
+def _state_dict_call(site, original, depth: int = 0):
+    """``X.state_dict()`` itself, or the one a name was bound to (``sd = model.state_dict()``)."""
+    if isinstance(original, cst.Name) and depth < 2:
+        bound = _binding(site, original.value)
+        return _state_dict_call(site, bound, depth + 1) if bound is not None else None
+    if (isinstance(original, cst.Call) and isinstance(original.func, cst.Attribute)
+            and original.func.attr.value == "state_dict" and not original.args):
+        return original
+    return None
+
+
 def _saved_object(site, original):
-    """(what save_checkpoint gets, rule) for ``X.state_dict()`` of a module/optimizer or a
-    dict literal of tensors; (None, None) otherwise."""
+    """(what save_checkpoint gets, rule) for ``X.state_dict()`` of a module/optimizer (or
+    a name bound to one) or a dict literal of tensors; (None, None) otherwise."""
+    call = _state_dict_call(site, original)
+    if call is not None and call is not original:
+        kind = site.kind_of(call.func.value)
+        if kind is not None and kind.base == "module":
+            return site.parse(site.code(call.func.value).strip()), "CKP001"
     if (isinstance(original, cst.Call) and isinstance(original.func, cst.Attribute)
             and original.func.attr.value == "state_dict" and not original.args):
         kind = site.kind_of(original.func.value)
@@ -321,10 +392,25 @@ def _load(site):
             return None
     if path is None:
         return None
-    new_path = _ckpt_path(site, path, _original_arg(site, bound, "f"), loading=True)
-    if new_path is None:
-        return None
+    original_path = _original_arg(site, bound, "f")
+    if _is_file_object(site, original_path):
+        new = site.parse(f"{site.require_import('pickle')}.load({site.code(path.value).strip()})")
+        site.edit("CKP004", new, detail="torch.load(file) -> pickle.load(file)")
+        return new
+    new_path = _ckpt_path(site, path, original_path, loading=True)
     new = cst.Call(func=site.ref("mindspore.load_checkpoint"), args=[cst.Arg(new_path)])
+    if site.remember("CKP004").get("pickled"):
+        p = site.code(path.value).strip()
+        if not is_pure(path.value):
+            site.finding("CKP004", "the file name is an expression with effects: evaluated twice here "
+                         "(once to look for a pickle file, once to read)", comment="file name evaluated twice")
+        pickle, pathlib, os = (site.require_import(m) for m in ("pickle", "pathlib", "os"))
+        if _is_path(site, original_path):
+            p = f"str({p})"
+        new = site.parse(f"({pickle}.loads({pathlib}.Path({p}).read_bytes()) if {os}.path.isfile({p}) "
+                         f"else {site.code(new)})")
+        site.edit("CKP004", new, detail="torch.load -> the pickle file under that name, else its checkpoint")
+        return new
     dropped = [n for n, _, _ in bound if n in _LOAD_DROPPED]
     site.edit("CKP002", new, detail="torch.load -> mindspore.load_checkpoint"
               + (f"; dropped {', '.join(dropped)}=" if dropped else ""))

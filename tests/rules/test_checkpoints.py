@@ -150,16 +150,80 @@ def _flagged(body, rule):
     return res
 
 
-def test_arbitrary_objects_and_options_are_flagged():
+def test_modules_saved_whole_and_options_are_flagged():
     res = _flagged("model = nn.Linear(2, 2)\ntorch.save(model, 'm.pt')\n", "CKP001")
     assert "torch.save(model, 'm.pt')" in res.code  # left as PyTorch
-    _flagged("w = torch.ones(2)\ntorch.save({'w': w, 'epoch': 3}, 'm.pt')\n", "CKP001")
     _flagged("import pickle\nsd = torch.load('m.pt', pickle_module=pickle)\n", "CKP002")
-    _flagged("import io\nbuf = io.BytesIO()\nsd = torch.load(buf)\n", "CKP002")
     # a computed name is evaluated once (it used to be flagged for double evaluation)
     res = msmagic.port(HEAD + "sd = torch.load(make_path())\n")
     assert "mindspore.load_checkpoint(make_path().removesuffix('.ckpt') + '.ckpt')" in res.code
     assert not res.unsupported
+
+
+def test_dict_checkpoint_round_trip_through_a_file_name(tmp_path):
+    """The udacity/uvadlc idiom: a dict of settings and the state dict, saved under the
+    name a state dict was saved under before, read back by a function."""
+    run = _pair("""
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        torch.save(model.state_dict(), path)
+        first = torch.load(path)
+        checkpoint = {"input_size": 4, "output_size": 3,
+                      "hidden_layers": [each.weight.shape[0] for each in model if hasattr(each, "weight")],
+                      "state_dict": model.state_dict()}
+        torch.save(checkpoint, path)
+
+        def load_checkpoint(filepath):
+            checkpoint = torch.load(filepath)
+            model = nn.Sequential(nn.Linear(checkpoint["input_size"], checkpoint["hidden_layers"][0]),
+                                  nn.ReLU(), nn.Linear(checkpoint["hidden_layers"][0], checkpoint["output_size"]))
+            model.load_state_dict(checkpoint["state_dict"])
+            return model
+
+        restored = load_checkpoint(path)
+        y = restored(torch.ones(2, 4))
+        n_first = len(first)
+        sizes = checkpoint["hidden_layers"]
+    """, tmp_path / "checkpoint.pth")
+    assert "CKP004" in rules(run) and "CKP001" in rules(run)
+    for name in ("y", "n_first", "sizes"):
+        assert run.row(name).status == "match", run.explain()
+
+
+def test_dict_checkpoint_through_open_files_and_buffers(tmp_path):
+    run = _pair("""
+        import io
+        net = nn.Linear(3, 2)
+        checkpoint = {"n_hidden": 2, "tokens": ("a", "b"), "state_dict": net.state_dict()}
+        with open(path, "wb") as f:
+            torch.save(checkpoint, f)
+        with open(path, "rb") as f:
+            loaded = torch.load(f)
+        again = nn.Linear(3, loaded["n_hidden"])
+        again.load_state_dict(loaded["state_dict"])
+        y = again(torch.ones(1, 3))
+        tokens = list(loaded["tokens"])
+        buf = io.BytesIO()
+        torch.save({"w": torch.ones(2), "epoch": 3}, buf)
+        buf.seek(0)
+        back = torch.load(buf)
+        w, epoch = back["w"], back["epoch"]
+    """, tmp_path / "rnn.net")
+    assert not findings(run) - {"CEL006"}, run.port.unsupported
+    for name in ("y", "w", "epoch"):
+        assert run.row(name).status == "match", run.explain()
+
+
+def test_a_saved_state_dict_variable_saves_its_module(tmp_path):
+    run = _pair("""
+        model = nn.Linear(2, 3)
+        state_dict = model.state_dict()
+        torch.save(state_dict, path)
+        new_model = nn.Linear(2, 3)
+        new_model.load_state_dict(torch.load(path))
+        y = new_model(torch.ones(1, 2))
+    """, tmp_path / "our_model.tar")
+    assert "mindspore.save_checkpoint(model, path)" in run.port.code
+    assert run.row("y").status == "match", run.explain()
 
 
 def test_port_is_idempotent(tmp_path):
