@@ -627,6 +627,63 @@ _UNPORTED = {
     "SequentialLR": "it chains other scheduler objects, each of which sets the rate when built",
     "ChainedScheduler": "it chains other scheduler objects, each of which sets the rate when built",
 }
+register(
+    "SCH012",
+    "A scheduler class of your own derives from MindSpore's experimental LRScheduler",
+    group=GROUP,
+    why="""
+        Tutorials write their own schedule by subclassing ``_LRScheduler`` (or
+        ``LRScheduler``): ``__init__`` stores settings and calls ``super().__init__(optimizer)``,
+        ``get_lr()`` returns one rate per parameter group from ``self.base_lrs`` and
+        ``self.last_epoch``, and ``step()`` (inherited) advances ``last_epoch`` and writes the
+        rates into the optimizer. ``mindspore.experimental.optim.lr_scheduler.LRScheduler``
+        has the same protocol (``__init__(optimizer, last_epoch=-1)``, ``base_lrs``,
+        ``last_epoch``, ``get_lr()``, ``step()``, ``get_last_lr()``) for the
+        ``mindspore.experimental.optim`` optimizers, which is what PyTorch's Adam, AdamW,
+        RMSprop, Adagrad... port to; so the base class is replaced and the class body stays
+        as written. Differences: ``last_epoch`` is a float32 Parameter rather than an int, so
+        the rates are computed in float32 (a relative difference near 1e-7) and
+        ``get_last_lr()`` returns tensors; and the class works only with an experimental
+        optimizer: built on a ``mindspore.nn`` optimizer (SGD ports to ``nn.SGD``) it raises
+        a TypeError when constructed.
+    """,
+    seed=SEED + " › Dynamic Learning Rate Differences",
+    reference="r2.6.0/api_mapping/pytorch_api_mapping.md (torch.optim.lr_scheduler.LRScheduler)",
+    installed_note="""
+        Verified on 2.10: a subclass with the tutorial's cosine-warmup ``get_lr`` gives the
+        rates PyTorch gives, step after step, through ``optimizer.param_groups[0]["lr"]``.
+    """,
+    example="""
+        import numpy as np
+        import torch
+        import torch.optim as optim
+
+        class CosineWarmupScheduler(optim.lr_scheduler._LRScheduler):
+            def __init__(self, optimizer, warmup, max_iters):
+                self.warmup = warmup
+                self.max_num_iters = max_iters
+                super().__init__(optimizer)
+
+            def get_lr(self):
+                lr_factor = self.get_lr_factor(epoch=self.last_epoch)
+                return [base_lr * lr_factor for base_lr in self.base_lrs]
+
+            def get_lr_factor(self, epoch):
+                lr_factor = 0.5 * (1 + np.cos(np.pi * epoch / self.max_num_iters))
+                if epoch <= self.warmup:
+                    lr_factor *= epoch * 1.0 / self.warmup
+                return lr_factor
+
+        p = torch.nn.Parameter(torch.zeros(4, 4))
+        optimizer = optim.Adam([p], lr=1e-3)
+        scheduler = CosineWarmupScheduler(optimizer=optimizer, warmup=10, max_iters=200)
+        rates = []
+        for _ in range(15):
+            optimizer.step()
+            scheduler.step()
+            rates.append(float(optimizer.param_groups[0]["lr"]))
+    """,
+)
 
 
 def _unported(name):
@@ -640,6 +697,8 @@ def _unported(name):
 
 for _name in _UNPORTED:
     api(PREFIX + _name, rule="SCH011", handler=_unported(_name), **_COMMON)
+for _name in ("LRScheduler", "_LRScheduler"):  # as the base class of a user's scheduler
+    api(PREFIX + _name, "mindspore.experimental.optim.lr_scheduler.LRScheduler", rule="SCH012")
 
 
 # ----------------------------------------------------------------------------- methods
