@@ -61,7 +61,7 @@ if __name__ == '__main__':
     target_batch = torch.LongTensor(target_batch)
 
     # Training
-    for epoch in range(1000):
+    for epoch in range(100):
         optimizer.zero_grad()
         output = model(input_batch)
 

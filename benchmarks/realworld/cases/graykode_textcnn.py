@@ -61,7 +61,7 @@ if __name__ == '__main__':
     targets = torch.LongTensor([out for out in labels]) # To using Torch Softmax Loss function
 
     # Training
-    for epoch in range(1000):
+    for epoch in range(100):
         optimizer.zero_grad()
         output = model(inputs)
 

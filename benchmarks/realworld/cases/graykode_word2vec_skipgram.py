@@ -59,7 +59,7 @@ if __name__ == '__main__':
     optimizer = optim.Adam(model.parameters(), lr=0.001)
 
     # Training
-    for epoch in range(1000):
+    for epoch in range(100):
         input_batch, target_batch = random_batch()
         input_batch = torch.Tensor(input_batch)
         target_batch = torch.LongTensor(target_batch)

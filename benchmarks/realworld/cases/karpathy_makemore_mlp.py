@@ -149,7 +149,7 @@ lossi = []
 stepi = []
 
 # %%
-for i in range(300):
+for i in range(100):
   
   # minibatch construct
   ix = torch.randint(0, Xtr.shape[0], (32,))

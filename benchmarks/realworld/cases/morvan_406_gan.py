@@ -53,7 +53,7 @@ D = nn.Sequential(                      # Discriminator
 opt_D = torch.optim.Adam(D.parameters(), lr=LR_D)
 opt_G = torch.optim.Adam(G.parameters(), lr=LR_G)
 
-for step in range(300):
+for step in range(100):
     artist_paintings = artist_works()  # real painting from artist
     G_ideas = torch.randn(BATCH_SIZE, N_IDEAS, requires_grad=True)  # random ideas\n
     G_paintings = G(G_ideas)                    # fake painting from G (random ideas)

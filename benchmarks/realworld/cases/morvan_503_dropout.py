@@ -48,7 +48,7 @@ optimizer_ofit = torch.optim.Adam(net_overfitting.parameters(), lr=0.01)
 optimizer_drop = torch.optim.Adam(net_dropped.parameters(), lr=0.01)
 loss_func = torch.nn.MSELoss()
 
-for t in range(200):
+for t in range(100):
     pred_ofit = net_overfitting(x)
     pred_drop = net_dropped(x)
     loss_ofit = loss_func(pred_ofit, y)
