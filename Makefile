@@ -6,7 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: venv test demo docs bench screenshots verify-apis discover-apis test-fast
+.PHONY: venv test demo docs bench screenshots verify-apis discover-apis test-fast realworld
 
 venv: $(STAMP)
 
@@ -62,3 +62,15 @@ bench: venv
 		echo "== $$f"; $(PY) "$$f"; \
 	done; \
 	if [ $$found -eq 0 ]; then echo "make bench: no benchmarks/bench_*.py" >&2; exit 1; fi
+
+# The acceptance runner on real tutorial code: the shared set (../shared/realworld/cases), then the
+# project's own set (benchmarks/realworld/cases). Slow (about a minute per case); per-case outputs go to
+# msmagic-realworld-shared and msmagic-realworld-own in the temp folder.
+REALWORLD_RUNNER := ../shared/realworld/run.py
+realworld: venv
+	@if [ ! -f $(REALWORLD_RUNNER) ]; then \
+		echo "make realworld: $(REALWORLD_RUNNER) not found (the shared acceptance set lives beside this checkout)" >&2; exit 1; fi
+	PYTHONPATH=$(CURDIR) $(PY) $(REALWORLD_RUNNER) --python $(PY) --work $${TMPDIR:-/tmp}/msmagic-realworld-shared; rc1=$$?; \
+	PYTHONPATH=$(CURDIR) $(PY) $(REALWORLD_RUNNER) --python $(PY) --cases benchmarks/realworld/cases \
+		--work $${TMPDIR:-/tmp}/msmagic-realworld-own; rc2=$$?; \
+	exit $$(( rc1 || rc2 ))
