@@ -30,6 +30,13 @@ class Context:
         self.api = api
         #: what :meth:`apply` changed, for the edit's detail
         self.changes: list[str] = []
+        #: the ``out=`` value :meth:`apply` removed: the emitted call's result is bound to
+        #: it where the entry's port is placed (``y = ops.matmul(a, b)``)
+        self.out = None
+        #: id(expression made by :meth:`ref`) -> the MindSpore name it refers to
+        self._targets: dict[int, str] = {}
+        #: :meth:`apply` checked the emitted call against its target's signature
+        self.checked = False
 
     # ------------------------------------------------------------------ where we are
     @property
@@ -169,7 +176,24 @@ class Context:
     def ref(self, target: str) -> cst.BaseExpression:
         """An expression naming MindSpore's ``target``, importing it when needed."""
         node = self.original.func if isinstance(self.original, cst.Call) else self.original
-        return self._w.state.imports.ref(target, prefer=root_name(node))
+        new = self._w.state.imports.ref(target, prefer=root_name(node))
+        self._targets[id(new)] = target
+        return new
+
+    def target_of(self, func) -> Optional[str]:
+        """The MindSpore API a callee expression of this context's port names: one made
+        by :meth:`ref` (``mindspore.ops.rand``), or ``Tensor.<name>`` for a method of a
+        receiver known to be a tensor; None otherwise."""
+        found = self._targets.get(id(func))
+        if found is not None:
+            return found
+        entry = self.entry
+        if (type(func) is cst.Attribute and type(self.original) is cst.Call
+                and type(self.original.func) is cst.Attribute
+                and getattr(entry, "receiver", None) == "tensor"
+                and self.kind_of(self.original.func.value) == "tensor"):
+            return f"Tensor.{func.attr.value}"
+        return None
 
     def torch_ref(self, qual: str) -> cst.BaseExpression:
         """``torch.x.y`` for something kept as PyTorch (keeps ``import torch``)."""
@@ -264,11 +288,13 @@ class Context:
                 return a
         return None
 
-    def apply(self, func=None, spec=None) -> cst.Call:
+    def apply(self, func=None, spec=None, leading: int = 0) -> cst.Call:
         """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` (or ``spec``, when one
-        PyTorch call has two MindSpore forms) to the call; returns the new call (with
-        ``func`` as its callee when given)."""
-        return arguments.apply(self, func, spec)
+        PyTorch call has two MindSpore forms) to the call and check it against the
+        MindSpore target's signature; returns the new call (with ``func`` as its callee
+        when given). ``leading``: positional arguments the rule puts in front of the
+        returned arguments (the receiver of a method written as a function)."""
+        return arguments.apply(self, func, spec, leading)
 
     def describe(self, base: str = "") -> str:
         """The edit's detail: ``base`` and what :meth:`apply` changed."""

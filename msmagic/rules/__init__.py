@@ -84,7 +84,7 @@ ORDER = (
     # utilities
     "UTL001", "UTL002", "UTL003", "UTL004",
     # api_table
-    "API001", "API002", "API003", "API004", "API005", "API006", "API007",
+    "API001", "API002", "API003", "API004", "API005", "API006", "API007", "API008",
 )
 
 
