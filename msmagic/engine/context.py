@@ -33,8 +33,9 @@ class Context:
         #: the ``out=`` value :meth:`apply` removed: the emitted call's result is bound to
         #: it where the entry's port is placed (``y = ops.matmul(a, b)``)
         self.out = None
-        #: id(expression made by :meth:`ref`) -> the MindSpore name it refers to
-        self._targets: dict[int, str] = {}
+        #: id(expression made by :meth:`ref`) -> (the expression, kept alive so its id is
+        #: not reused, the MindSpore name it refers to)
+        self._targets: dict[int, tuple] = {}
         #: :meth:`apply` checked the emitted call against its target's signature
         self.checked = False
 
@@ -177,7 +178,7 @@ class Context:
         """An expression naming MindSpore's ``target``, importing it when needed."""
         node = self.original.func if isinstance(self.original, cst.Call) else self.original
         new = self._w.state.imports.ref(target, prefer=root_name(node))
-        self._targets[id(new)] = target
+        self._targets[id(new)] = (new, target)
         return new
 
     def target_of(self, func) -> Optional[str]:
@@ -185,8 +186,8 @@ class Context:
         by :meth:`ref` (``mindspore.ops.rand``), or ``Tensor.<name>`` for a method of a
         receiver known to be a tensor; None otherwise."""
         found = self._targets.get(id(func))
-        if found is not None:
-            return found
+        if found is not None and found[0] is func:
+            return found[1]
         entry = self.entry
         if (type(func) is cst.Attribute and type(self.original) is cst.Call
                 and type(self.original.func) is cst.Attribute
