@@ -30,7 +30,7 @@ STATEMENT_APIS = {
     "Optimizer.step": ("optimizer(grads)", "TRN001"),
 }
 _LABELS = {"tensor": "Tensor", "module": "Module", "optimizer": "Optimizer", "scheduler": "LRScheduler",
-           "any": "object", "distribution": "Distribution"}
+           "any": "object", "distribution": "Distribution", "device": "Device"}
 
 
 @dataclass

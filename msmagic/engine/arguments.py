@@ -43,20 +43,12 @@ def bind(sig: tuple, args) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]
     return out
 
 
-def apply(ctx, func=None, spec=None, leading: int = 0) -> cst.Call:
+def apply(ctx, func=None, spec=None) -> cst.Call:
     """The call of ``ctx`` (a :class:`~msmagic.engine.context.Context`) with its entry's
     argument spec (or ``spec``, another :class:`~msmagic.engine.spec.ArgSpec` for the same
-    PyTorch call) applied, then checked against its MindSpore target's signature
-    (:func:`check`; ``leading``: positional arguments the caller adds in front, such as
-    the receiver of a method written as a function); what changed is noted in
-    ``ctx.changes`` and the edit log."""
-    call = _apply(ctx, func, spec)
-    target = ctx.target_of(call.func)
-    ctx.checked = True
-    return call if target is None else check(ctx, call, target, leading)
-
-
-def _apply(ctx, func=None, spec=None) -> cst.Call:
+    PyTorch call) applied; what changed is noted in ``ctx.changes`` and the edit log.
+    (The call the entry finally emits is checked against its target's signature by
+    :func:`check`, called by the walk.)"""
     e = spec if spec is not None else ctx.entry
     rule_id = getattr(e, "rule", "") or ctx.entry.rule
     call = ctx.updated
@@ -280,7 +272,9 @@ def check(ctx, call: cst.Call, target: str, leading: int = 0) -> cst.Call:
     """``call`` (to the MindSpore ``target``) made to bind to the installed MindSpore's
     signature of the target: unchanged when it already does (or when the signature is
     unknown); otherwise its keywords and surplus positionals are mapped, or removed with
-    a finding (API008). ``out=`` is removed and remembered (:func:`out_target`)."""
+    a finding (API008). ``out=`` is removed and its value left in ``ctx.out`` (the walk
+    binds the result to it). ``leading``: positional arguments in front of the call's
+    own that are not in ``call`` (none when the walk checks the emitted call)."""
     overloads = apis.mindspore_overloads(target)
     if overloads is None or any(a.star for a in call.args):
         return call

@@ -36,8 +36,6 @@ class Context:
         #: id(expression made by :meth:`ref`) -> (the expression, kept alive so its id is
         #: not reused, the MindSpore name it refers to)
         self._targets: dict[int, tuple] = {}
-        #: :meth:`apply` checked the emitted call against its target's signature
-        self.checked = False
 
     # ------------------------------------------------------------------ where we are
     @property
@@ -183,15 +181,14 @@ class Context:
 
     def target_of(self, func) -> Optional[str]:
         """The MindSpore API a callee expression of this context's port names: one made
-        by :meth:`ref` (``mindspore.ops.rand``), or ``Tensor.<name>`` for a method of a
-        receiver known to be a tensor; None otherwise."""
+        by :meth:`ref` (``mindspore.ops.rand``), or ``Tensor.<name>`` for a method called
+        on this call's receiver when that is known to be a tensor; None otherwise."""
         found = self._targets.get(id(func))
         if found is not None and found[0] is func:
             return found[1]
-        entry = self.entry
-        if (type(func) is cst.Attribute and type(self.original) is cst.Call
-                and type(self.original.func) is cst.Attribute
-                and getattr(entry, "receiver", None) == "tensor"
+        if (type(func) is cst.Attribute and type(self.updated) is cst.Call
+                and type(self.updated.func) is cst.Attribute and func.value is self.updated.func.value
+                and getattr(self.entry, "receiver", None) == "tensor"
                 and self.kind_of(self.original.func.value) == "tensor"):
             return f"Tensor.{func.attr.value}"
         return None
@@ -289,13 +286,13 @@ class Context:
                 return a
         return None
 
-    def apply(self, func=None, spec=None, leading: int = 0) -> cst.Call:
+    def apply(self, func=None, spec=None) -> cst.Call:
         """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` (or ``spec``, when one
-        PyTorch call has two MindSpore forms) to the call and check it against the
-        MindSpore target's signature; returns the new call (with ``func`` as its callee
-        when given). ``leading``: positional arguments the rule puts in front of the
-        returned arguments (the receiver of a method written as a function)."""
-        return arguments.apply(self, func, spec, leading)
+        PyTorch call has two MindSpore forms) to the call; returns the new call (with
+        ``func`` as its callee when given). Whatever the rule then emits, the calls in it
+        to a target made by :meth:`ref` (or to a method of the receiver) are checked
+        against the installed MindSpore's signatures by the walk."""
+        return arguments.apply(self, func, spec)
 
     def describe(self, base: str = "") -> str:
         """The edit's detail: ``base`` and what :meth:`apply` changed."""

@@ -676,14 +676,40 @@ class Walker(cst.CSTTransformer):
     def port_entry(self, site: Context):
         """Port a call or attribute through its mapping entry (``site.entry``)."""
         new = self._port_entry(site)
-        declined = new is site.updated and self.edit_log.has_finding(site.original)
-        if type(new) is cst.Call and not site.checked and not declined:
-            # a call the rule built itself: checked against its target's signature too
-            target = site.target_of(new.func)
-            if target is not None:
-                new = arguments.check(site, new, target)
+        if not (new is site.updated and self.edit_log.has_finding(site.original)):  # not declined
+            new = self._check_emitted(site, new)
         if site.out is not None and new is not site.updated:
             new = self._bind_out(site, new)
+        return new
+
+    def _check_emitted(self, site: Context, new):
+        """Check the calls the entry emitted (to a target it ``ref``-ed, or a method of
+        its receiver) against the installed MindSpore's signatures; the ported arguments
+        inside are not searched (their own entries checked them)."""
+        if not isinstance(new, cst.CSTNode):
+            return new
+        stop = set()
+        if type(site.updated) is cst.Call:
+            stop = {id(a.value) for a in site.updated.args}
+            if type(site.updated.func) is cst.Attribute:
+                stop.add(id(site.updated.func.value))  # the receiver
+        found = []
+
+        def visit(node):
+            if id(node) in stop:
+                return
+            if type(node) is cst.Call:
+                target = site.target_of(node.func)
+                if target is not None:
+                    found.append((node, target))
+            for child in node.children:
+                visit(child)
+
+        visit(new)
+        for call, target in found:
+            checked = arguments.check(site, call, target)
+            if checked is not call:
+                new = checked if call is new else new.deep_replace(call, checked)
         return new
 
     def _port_entry(self, site: Context):

@@ -374,7 +374,7 @@ def make_handler(key: str, fields: dict):
         if is_method and target.startswith("mindspore."):
             # the function form: MindSpore's Tensor lacks the method or gets it wrong,
             # the op is right: ``x.mv(v)`` -> ``mindspore.ops.mv(x, v)``
-            call = site.apply(func=site.ref(target), leading=1)
+            call = site.apply(func=site.ref(target))
             first = cst.Arg(site.receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
                             if call.args else cst.MaybeSentinel.DEFAULT)
             new = call.with_changes(args=[first, *call.args])

@@ -171,7 +171,7 @@ register(
 
 register(
     "DAT007",
-    "torch.Tensor(data) / LongTensor(data) / FloatTensor(sizes)... -> mindspore.Tensor / ops.zeros",
+    "Legacy constructors: torch.Tensor(data), LongTensor(n)... -> Tensor / ops.zeros",
     group=GROUP,
     why="""
         The legacy constructors take either data or sizes: ``torch.Tensor`` is the float32

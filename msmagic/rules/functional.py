@@ -322,6 +322,7 @@ register(
         b = torch.rand((4,))
         c = torch.randint(10, (2, 2))
         f = torch.randint(low=0, high=2, size=(3, 2), dtype=torch.float32)
+        g = torch.randint_like(a, 5)
         d = torch.randn_like(a)
         e = a * 2
     """,

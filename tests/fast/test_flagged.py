@@ -698,18 +698,20 @@ def test_custom_function_with_ctx_attribute():
     )
 
 
-def test_device_from_a_variable():
+def test_device_from_a_formatted_string():
+    """A device name held by a variable is mapped when the code runs (test_device.py); a
+    formatted one (``f"cuda:{rank}"``) carries an index that would be lost: flagged."""
     assert_ports(
         """
             import torch
-            name = 'cuda'
-            a = torch.device(name)
+            rank = 1
+            a = torch.device(f"cuda:{rank}")
         """,
         """
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
-            name = 'cuda'
-            a = torch.device(name)  # msmagic: DEV001 device not ported; set mindspore.set_device by hand
+            rank = 1
+            a = torch.device(f"cuda:{rank}")  # msmagic: DEV001 device not ported; set mindspore.set_device by hand
         """,
         edits={"IMP001"},
         findings={"DEV001"},
