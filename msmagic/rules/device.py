@@ -170,6 +170,23 @@ def _device_string(site, node):
     return None
 
 
+def _by_name(site, node) -> bool:
+    """Can a device expression be mapped by its name when the code runs: computed (not a
+    literal), with no index written in it (``f"cuda:{rank}"``, ``"cuda:1"``) that the
+    mapping would lose?"""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return False
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.FormattedString):
+            return False
+        if isinstance(n, cst.SimpleString) and ":" in str(site.literal(n, "")):
+            return False
+        stack.extend(n.children)
+    return True
+
+
 def _device(site):
     if not isinstance(site.original, cst.Call):
         # the type (``dev: torch.device``, ``isinstance(d, torch.device)``): the port's
@@ -179,8 +196,7 @@ def _device(site):
         return new
     kind, index = site.arg("type"), site.arg("index")
     mapped = _device_string(site, kind.value) if kind is not None else None
-    if mapped is None and kind is not None and index is None and isinstance(
-            kind.value, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+    if mapped is None and kind is not None and index is None and _by_name(site, kind.value):
         # a device computed at run time (``torch.device(device)``): mapped by its name
         table = ", ".join(f'"{k}": "{v}"' for k, v in _TARGETS.items())
         mapped = (site.parse(f"(lambda d: {{{table}}}.get(d.partition(\":\")[0], d))(str({site.code(kind.value)}))"),
