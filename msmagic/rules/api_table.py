@@ -22,6 +22,8 @@ Each entry of the table is data. The fields, each with one spelling:
 ``random``      the API draws random numbers (parity copies its values across).
 ``flagged``     the installed MindSpore has no faithful counterpart: the reason. The call
                 is left as PyTorch with a finding.
+``caveat``      the counterpart differs only in a corner case the port cannot see (an empty
+                inner dimension): the reason. The call is ported, with a finding (API006).
 ``note``        what the verification found that a user should know.
 
 Port-time policy (from ``verification.json``): a table mapping is emitted silently only
@@ -370,7 +372,10 @@ def make_handler(key: str, fields: dict):
         if fields.get("flagged"):
             site.finding(FLAGGED_RULE, f"{key}: {fields['flagged']}", comment=f"{key} not ported: differs in MindSpore")
             return None
-        check_pattern(site, key)
+        if fields.get("caveat"):
+            site.finding(PATTERN_RULE, f"{key}: {fields['caveat']}", comment=f"{key}: check the corner case")
+        else:
+            check_pattern(site, key)
         if is_method and target.startswith("mindspore."):
             # the function form: MindSpore's Tensor lacks the method or gets it wrong,
             # the op is right: ``x.mv(v)`` -> ``mindspore.ops.mv(x, v)``
