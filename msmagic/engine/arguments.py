@@ -130,7 +130,6 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
     return call.with_changes(**changes)
 
 
-
 # ----------------------------------------------------------------------------- signatures
 
 
@@ -200,7 +199,7 @@ def _torch_name(ctx, position: int, offset: int) -> Optional[str]:
     return None
 
 
-def _fit(ctx, overload, args: list, leading: int, offset: int):
+def _fit(ctx, overload, args: list, offset: int):
     """Rewrite the arguments to bind to ``overload``: ([new args], [changes],
     [(rule, reason, comment)], out value or None)."""
     positional = [a for a in args if a.keyword is None]
@@ -213,10 +212,9 @@ def _fit(ctx, overload, args: list, leading: int, offset: int):
     problems: list = []
     out = None
     # positionals beyond what the target takes: by keyword when it takes PyTorch's name
-    if varargs is None and leading + len(positional) > len(params):
-        keep = max(len(params) - leading, 0)
-        for i, arg in enumerate(positional[keep:], start=keep):
-            name = _torch_name(ctx, i + leading, offset)
+    if varargs is None and len(positional) > len(params):
+        for i, arg in enumerate(positional[len(params):], start=len(params)):
+            name = _torch_name(ctx, i, offset)
             text = build.code(arg.value).strip()
             if name is not None and _accepts_keyword(overload, name, len(params)) and name not in {
                     a.keyword.value for a in keywords}:
@@ -226,22 +224,23 @@ def _fit(ctx, overload, args: list, leading: int, offset: int):
                 problems.append((SIGNATURE_RULE, f"{text} (positional argument {i + 1}"
                                  f"{f', {name}' if name else ''}): the MindSpore target takes no more "
                                  "positional arguments; removed", f"{name or 'argument'} removed"))
-        positional = positional[:keep]
-    order = {id(a): (_torch_position(ctx, a.keyword.value, offset), i) for i, a in enumerate(keywords)}
-    kept: list = []
-    for arg in sorted(keywords, key=lambda a: (order[id(a)][0] is None, order[id(a)])):
+        positional = positional[:len(params)]
+    # keywords in PyTorch's positional order, so each can take the next position
+    where = {id(a): _torch_position(ctx, a.keyword.value, offset) for a in keywords}
+    kept: list = []  # (index among the keywords, Arg): they keep the call's order
+    for index, arg in sorted(enumerate(keywords), key=lambda ia: (where[id(ia[1])] is None, where[id(ia[1])] or 0,
+                                                                    ia[0])):
         name = arg.keyword.value
-        n_pos = leading + len(positional)
+        n_pos = len(positional)
         if _accepts_keyword(overload, name, n_pos):
-            kept.append(arg)
+            kept.append((index, arg))
             continue
         text = build.code(arg.value).strip()
         if name == "out":
             if isinstance(arg.value, cst.Name) and arg.value.value == "None":
                 changes.append("out=None dropped")
             else:
-                out = arg.value
-                changes.append("out= rebinds the name")
+                out = arg.value  # the walk binds the result to it
             continue
         if name == "generator":
             problems.append((GENERATOR_RULE, f"generator={text}: MindSpore's random functions draw from the "
@@ -252,43 +251,41 @@ def _fit(ctx, overload, args: list, leading: int, offset: int):
             positional.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
             changes.append(f"{name}= passed by position (*{name})")
             continue
-        slot = _torch_position(ctx, name, offset)
+        slot = where[id(arg)]
         if slot is not None and slot == n_pos and (slot < len(params) or varargs is not None):
             positional.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
             changes.append(f"{name}= passed by position")
             continue
         if (slot is not None and slot < len(params) and params[slot][1] in (apis.EITHER, apis.SPREAD)
-                and slot >= n_pos
-                and params[slot][0] not in {a.keyword.value for a in kept}):
-            kept.append(arg.with_changes(keyword=cst.Name(params[slot][0])))
+                and slot >= n_pos and params[slot][0] not in {a.keyword.value for _, a in kept}):
+            kept.append((index, arg.with_changes(keyword=cst.Name(params[slot][0]))))
             changes.append(f"{name}= -> {params[slot][0]}=")
             continue
         problems.append((SIGNATURE_RULE, f"{name}={text}: the MindSpore target has no such parameter; removed",
                          f"{name}= removed (no MindSpore parameter)"))
-    return positional + kept, changes, problems, out
+    return positional + [a for _, a in sorted(kept, key=lambda ia: ia[0])], changes, problems, out
 
 
-def check(ctx, call: cst.Call, target: str, leading: int = 0) -> cst.Call:
+def check(ctx, call: cst.Call, target: str) -> cst.Call:
     """``call`` (to the MindSpore ``target``) made to bind to the installed MindSpore's
     signature of the target: unchanged when it already does (or when the signature is
     unknown); otherwise its keywords and surplus positionals are mapped, or removed with
     a finding (API008). ``out=`` is removed and its value left in ``ctx.out`` (the walk
-    binds the result to it). ``leading``: positional arguments in front of the call's
-    own that are not in ``call`` (none when the walk checks the emitted call)."""
+    binds the result to it)."""
     overloads = apis.mindspore_overloads(target)
     if overloads is None or any(a.star for a in call.args):
         return call
     # a method written as a function (``x.mv(v)`` -> ``ops.mv(x, v)``): its receiver is
     # the call's first argument, so PyTorch's positions count one more
     offset = 1 if getattr(ctx.entry, "receiver", None) == "tensor" and not target.startswith("Tensor.") else 0
-    n_pos = leading + sum(1 for a in call.args if a.keyword is None)
+    n_pos = sum(1 for a in call.args if a.keyword is None)
     keywords = [a.keyword.value for a in call.args if a.keyword is not None]
     if any(binds(o, n_pos, keywords) for o in overloads):
         return call
     best = None
     for overload in overloads:
-        args, changes, problems, out = _fit(ctx, overload, list(call.args), leading, offset)
-        n = leading + sum(1 for a in args if a.keyword is None)
+        args, changes, problems, out = _fit(ctx, overload, list(call.args), offset)
+        n = sum(1 for a in args if a.keyword is None)
         fits = binds(overload, n, [a.keyword.value for a in args if a.keyword is not None])
         score = (not fits, len(problems), len(changes))
         if best is None or score < best[0]:
@@ -297,7 +294,7 @@ def check(ctx, call: cst.Call, target: str, leading: int = 0) -> cst.Call:
     short = target.replace("mindspore.", "")
     for rule, reason, comment in problems:
         ctx.finding(rule, f"{ctx.api} -> {short}: {reason}", comment=comment)
-    if not best[0][0] and not problems and not changes:
+    if not best[0][0] and not problems and not changes and out is None:
         return call
     if best[0][0]:  # still does not bind (a required parameter is missing)
         ctx.finding(SIGNATURE_RULE, f"{ctx.api} -> {short}: the call does not match MindSpore's signature "
@@ -306,6 +303,5 @@ def check(ctx, call: cst.Call, target: str, leading: int = 0) -> cst.Call:
     if out is not None:
         ctx.out = out
     for change in changes:
-        ctx.changes.append(change)
         ctx.edit(SIGNATURE_RULE, None, detail=f"{ctx.api} -> {short}: {change}")
     return call.with_changes(args=build.join_args(args, call.args) if args else [])

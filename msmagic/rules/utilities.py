@@ -267,8 +267,9 @@ register(
         out: ``pad_sequence(seqs, batch_first, padding_value)`` pads every sequence's first
         axis to the longest with ``ops.pad`` and stacks them on axis 0 (``batch_first``) or
         1; ``parameters_to_vector(params)`` concatenates the flattened parameters with
-        ``ops.cat``. ``batch_first`` and ``padding_value`` must be literals (flagged
-        otherwise) and ``padding_side='left'`` is flagged.
+        ``ops.cat``. ``batch_first`` and ``padding_value`` may be any expression (a
+        variable ``pad_index`` in a collate function): ``ops.pad`` casts the value to the
+        sequences' dtype as ``pad_sequence`` does; ``padding_side='left'`` is flagged.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.nn.utils)",
@@ -279,6 +280,8 @@ register(
         seqs = [torch.ones(3, 2), torch.full((1, 2), 2.0), torch.zeros(2, 2)]
         padded = pad_sequence(seqs, batch_first=True, padding_value=-1.0)
         time_major = pad_sequence(seqs)
+        pad_index = 7
+        ids = pad_sequence([torch.tensor([3, 4, 5]), torch.tensor([1])], padding_value=pad_index)
     """,
 )
 
@@ -288,24 +291,24 @@ def _pad_sequence(site):
     seqs = site.arg("sequences")
     if bound is None or seqs is None:
         return None
-    flags = {}
-    for name, default in (("batch_first", False), ("padding_value", 0.0), ("padding_side", "right")):
-        arg = site.arg(name)
-        value = default if arg is None else site.literal(arg.value, default=object())
-        if not isinstance(value, type(default)) and not (name == "padding_value" and isinstance(value, int)):
-            site.finding("UTL003", f"{name}= is not a literal: write the padding out by hand",
-                         comment=f"pad_sequence {name} not a literal")
-            return None
-        flags[name] = value
-    if flags["padding_side"] != "right":
-        site.finding("UTL003", "padding_side='left' is not ported", comment="padding_side='left'")
+    side = site.arg("padding_side")
+    if side is not None and site.literal(side.value) != "right":
+        site.finding("UTL003", f"padding_side={site.code(side.value).strip()} is not ported (only 'right')",
+                     comment="pad_sequence padding_side not ported")
         return None
+    # a literal is written as it is; another expression is evaluated where PyTorch would
+    # (ops.pad casts the value to the tensors' dtype, as pad_sequence does)
+    first = site.arg("batch_first")
+    flag = False if first is None else site.literal(first.value, default=first.value)
+    axis = ("0" if flag else "1") if isinstance(flag, bool) else f"0 if {site.code(flag).strip()} else 1"
+    value = site.arg("padding_value")
+    literal = 0.0 if value is None else site.literal(value.value, default=value.value)
+    fill = repr(float(literal)) if isinstance(literal, (int, float)) else site.code(literal).strip()
     pad = site.code(site.ref("mindspore.ops.pad"))
     stack = site.code(site.ref("mindspore.ops.stack"))
-    axis = 0 if flags["batch_first"] else 1
     new = site.parse(
         f"(lambda seqs: {stack}([{pad}(s, (0, 0) * (s.ndim - 1) + (0, max(t.shape[0] for t in seqs) - s.shape[0]), "
-        f"value={float(flags['padding_value'])!r}) for s in seqs], axis={axis}))({site.code(seqs.value).strip()})")
+        f"value={fill}) for s in seqs], axis={axis}))({site.code(seqs.value).strip()})")
     site.edit("UTL003", new, detail="pad_sequence -> ops.pad + ops.stack")
     return new
 
