@@ -378,7 +378,8 @@ def generate() -> dict:
 def write() -> dict:
     data = generate()
     apis.SIGNATURES_PATH.write_text(json.dumps(data, indent=0, sort_keys=True) + "\n")
-    apis.signature_data.cache_clear()
+    for cached in (apis.signature_data, apis.mindspore_overloads, apis.torch_overloads):
+        cached.cache_clear()
     return data
 
 
