@@ -41,7 +41,10 @@ screenshots: venv
 demo: venv
 	$(PY) scripts/run_demo.py
 
+# Also regenerates msmagic/apis/signatures.json from the installed versions (seconds):
+# the signatures the port checks emitted calls against.
 docs: venv
+	$(PY) -m msmagic.apis.signatures
 	$(PY) -m msmagic.docs
 	$(PY) -m msmagic.apis.catalog
 

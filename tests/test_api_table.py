@@ -54,7 +54,7 @@ def test_every_emitted_table_mapping_is_verified():
 
 def test_table_entries_use_one_spelling_per_field():
     allowed = {"target", "rule", "sig", "ms_sig", "rename", "drop", "defaults", "unsupported", "cast",
-               "fields", "inplace", "pack", "returns", "random", "flagged", "note"}
+               "fields", "inplace", "pack", "returns", "random", "flagged", "caveat", "note"}
     for key, fields in apis.table().items():
         assert set(fields) <= allowed, (key, set(fields) - allowed)
         assert ("target" in fields) != ("flagged" in fields), key
@@ -174,6 +174,20 @@ def test_apis_computing_something_else_are_not_passed_through(line):
         return
     run = _agree(src, name)
     assert run.port.edits
+
+
+def test_a_corner_case_caveat_is_ported_and_flagged():
+    """torch.mm and torch.cross differ on 2.10 only in a case the port cannot see (an
+    empty inner dimension; cross broadcasting): ported, with a finding naming it, so the
+    cell runs without torch and computes PyTorch's values on ordinary inputs."""
+    src = HEAD + ("a = torch.linspace(-1, 1, 6).reshape(2, 3)\nb = torch.linspace(0, 1, 12).reshape(3, 4)\n"
+                  "y = torch.mm(a, b)\nz = a.mm(b)\nc = torch.cross(a, a * 2 + 1, dim=1)\n")
+    run = run_pair(src)
+    assert run.torch_error is None and run.ms_error is None and run.agree("y", "z", "c"), run.explain()
+    assert "import torch" not in run.port.code
+    found = {(f.line, f.rule_id) for f in run.port.unsupported}
+    assert found == {(4, "API006"), (5, "API006"), (6, "API006")}
+    assert "inner dimension is 0" in run.port.unsupported[0].reason
 
 
 # ----------------------------------------------------------------------------- listing

@@ -30,7 +30,7 @@ STATEMENT_APIS = {
     "Optimizer.step": ("optimizer(grads)", "TRN001"),
 }
 _LABELS = {"tensor": "Tensor", "module": "Module", "optimizer": "Optimizer", "scheduler": "LRScheduler",
-           "any": "object", "distribution": "Distribution"}
+           "any": "object", "distribution": "Distribution", "device": "Device"}
 
 
 @dataclass
@@ -107,10 +107,12 @@ def entries() -> list[Entry]:
                   status=_status(rec), source=(rec or {}).get("source", ""),
                   dtypes=(rec or {}).get("dtypes", {}), patterns=(rec or {}).get("patterns", []),
                   note=fields.get("note", "") or ((rec or {}).get("error", "") if _status(rec) != "verified" else ""),
-                  flagged=fields.get("flagged", ""), inplace=bool(fields.get("inplace")), table=is_table)
+                  flagged=fields.get("flagged", "") or fields.get("caveat", ""),
+                  inplace=bool(fields.get("inplace")), table=is_table)
         if e.flagged:
             e.status = "flagged"
-            e.target = "(left as PyTorch)"
+            if not fields.get("caveat"):  # a caveat is ported, with its finding
+                e.target = "(left as PyTorch)"
         elif rec is None and rule in finding_only:
             e.status = "flagged"  # its rule only ever reports: nothing is emitted
             e.target = "(finding)"
@@ -241,7 +243,8 @@ def render_markdown(rows: Optional[list] = None) -> str:
         f"frameworks found (torch {v.get('torch', '?')}, MindSpore {v.get('mindspore', '?')}, CPU). "
         "**verified**: PyTorch's own samples (`op_db`, `module_db`), a hand-written case or a rule "
         "example gave the same values, shapes and dtypes; the dtypes and argument patterns column says "
-        "on what. **flagged**: left as PyTorch with a finding, for the reason given. **failing**: the "
+        "on what. **flagged**: always reported with a finding, for the reason given: left as PyTorch, or ported "
+        "where only a corner case the port cannot see differs (the MindSpore column names it). **failing**: the "
         "mapping is emitted but its verification failed. **unverified**: no execution covers it yet. "
         "A call outside the verified patterns is ported with an API006 finding. "
         "The same listing: `python -m msmagic apis`.",

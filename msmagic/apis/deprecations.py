@@ -24,6 +24,9 @@ KNOWN_TARGETS = {
         "torch.randint (FUN011): the replacement MindSpore's warning names, mint.randint, has no CPU "
         "kernel in 2.10 (InplaceRandom), nor has Tensor.random_; ops.uniform runs the same deprecated "
         "UniformInt primitive"),
+    "mindspore.ops.randint_like": (
+        "torch.randint_like (FUN011): mint.randint_like has no CPU kernel in 2.10 (InplaceRandom), "
+        "and parity's draw replay pairs torch.randint_like with mindspore.ops.randint_like"),
     "mindspore.ops.rand_like": (
         "torch.rand_like (FUN011): mint.rand_like has no CPU kernel in 2.10 (InplaceUniform); "
         "ops.rand(x.shape, dtype=x.dtype) draws the same tensor, but parity's draw replay pairs "
@@ -45,6 +48,9 @@ KNOWN_TARGETS = {
     "mindspore.ops.clip_by_global_norm": "gradient clipping (TRN002): ops.clip_by_norm is marked too",
     "mindspore.ops.clip_by_value": "gradient clipping (TRN002) on the whole gradient tuple; ops.clamp "
                                    "takes one tensor",
+    # a format of it is deprecated, not the API
+    "mindspore.export": "torch.onnx.export (UTL008): only its AIR file format is deprecated; the port "
+                        "writes ONNX",
 }
 
 #: Name in MindSpore's message -> the API the port writes that triggers it, and why it stays.
@@ -55,6 +61,7 @@ INTERNAL = {
     "UniformInt": "used inside ops.randint (see KNOWN_TARGETS)",
     "ops.randint": "torch.randint's port (see KNOWN_TARGETS)",
     "ops.rand_like": "torch.rand_like's port (see KNOWN_TARGETS)",
+    "ops.randint_like": "torch.randint_like's port (see KNOWN_TARGETS)",
     "Eps": "constructed by MindSpore's own module-level code when mindspore.nn.probability "
            "(Bernoulli, Categorical...) or ops.pinv first loads mindspore.scipy",
     "MatrixSetDiagV3": "used inside ops.diag_embed and ops.diagonal_scatter (no mint counterpart)",

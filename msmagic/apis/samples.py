@@ -110,10 +110,24 @@ def torch_name(op) -> Optional[str]:
     return f"torch.{name}"
 
 
+def _settable_backend_flags() -> None:
+    """Importing PyTorch's test samples (``common_utils``) forbids assigning
+    ``torch.backends.cudnn`` flags outside its ``flags()`` context manager for the rest of
+    the process; the code msmagic ports afterwards in that process (a seeding cell's
+    ``torch.backends.cudnn.deterministic = True``) assigns them as in any notebook."""
+    import torch.backends
+
+    # the flag lives in the globals of torch/backends/__init__.py (torch.backends itself
+    # is replaced by a module object of its own)
+    torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+
+
 def op_index() -> dict:
     """key (``torch.sin``, ``Tensor.sin``, ``Tensor.sin_``) -> (OpInfo, form)."""
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
+
+    _settable_backend_flags()
 
     out: dict = {}
     for op in op_db:
@@ -264,6 +278,8 @@ def module_index() -> dict:
     """``torch.nn.Linear`` -> ModuleInfo."""
     from torch.testing._internal.common_modules import module_db
 
+    _settable_backend_flags()
+
     out = {}
     for info in module_db:
         cls = info.module_cls
@@ -335,6 +351,7 @@ def operator_snippets(key: str, per_dtype: int = PER_DTYPE):
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
+    _settable_backend_flags()
     base, template = OPERATORS[key]
     op = next(o for o in op_db if o.name == base and o.variant_test_name in ("", "default", "no_rounding_mode"))
     supported = {str(d).split(".")[-1] for d in op.supported_dtypes("cpu")}

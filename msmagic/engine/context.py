@@ -30,6 +30,12 @@ class Context:
         self.api = api
         #: what :meth:`apply` changed, for the edit's detail
         self.changes: list[str] = []
+        #: the ``out=`` value :meth:`apply` removed: the emitted call's result is bound to
+        #: it where the entry's port is placed (``y = ops.matmul(a, b)``)
+        self.out = None
+        #: id(expression made by :meth:`ref`) -> (the expression, kept alive so its id is
+        #: not reused, the MindSpore name it refers to)
+        self._targets: dict[int, tuple] = {}
 
     # ------------------------------------------------------------------ where we are
     @property
@@ -179,7 +185,23 @@ class Context:
     def ref(self, target: str) -> cst.BaseExpression:
         """An expression naming MindSpore's ``target``, importing it when needed."""
         node = self.original.func if isinstance(self.original, cst.Call) else self.original
-        return self._w.state.imports.ref(target, prefer=root_name(node))
+        new = self._w.state.imports.ref(target, prefer=root_name(node))
+        self._targets[id(new)] = (new, target)
+        return new
+
+    def target_of(self, func) -> Optional[str]:
+        """The MindSpore API a callee expression of this context's port names: one made
+        by :meth:`ref` (``mindspore.ops.rand``), or ``Tensor.<name>`` for a method called
+        on this call's receiver when that is known to be a tensor; None otherwise."""
+        found = self._targets.get(id(func))
+        if found is not None and found[0] is func:
+            return found[1]
+        if (type(func) is cst.Attribute and type(self.updated) is cst.Call
+                and type(self.updated.func) is cst.Attribute and func.value is self.updated.func.value
+                and getattr(self.entry, "receiver", None) == "tensor"
+                and self.kind_of(self.original.func.value) == "tensor"):
+            return f"Tensor.{func.attr.value}"
+        return None
 
     def torch_ref(self, qual: str) -> cst.BaseExpression:
         """``torch.x.y`` for something kept as PyTorch (keeps ``import torch``)."""
@@ -282,7 +304,9 @@ class Context:
     def apply(self, func=None, spec=None) -> cst.Call:
         """Apply the entry's :class:`~msmagic.engine.spec.ArgSpec` (or ``spec``, when one
         PyTorch call has two MindSpore forms) to the call; returns the new call (with
-        ``func`` as its callee when given)."""
+        ``func`` as its callee when given). Whatever the rule then emits, the calls in it
+        to a target made by :meth:`ref` (or to a method of the receiver) are checked
+        against the installed MindSpore's signatures by the walk."""
         return arguments.apply(self, func, spec)
 
     def describe(self, base: str = "") -> str:

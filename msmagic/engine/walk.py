@@ -11,6 +11,7 @@ from typing import Optional
 
 import libcst as cst
 
+from msmagic.engine import arguments
 from msmagic.engine import spec as S
 from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields
 from msmagic.engine.context import Context
@@ -554,11 +555,50 @@ class Walker(KindScope, cst.CSTTransformer):
     # ------------------------------------------------------------ entries
     def port_entry(self, site: Context):
         """Port a call or attribute through its mapping entry (``site.entry``)."""
+        new = self._port_entry(site)
+        if not (new is site.updated and self.edit_log.has_finding(site.original)):  # not declined
+            new = self._check_emitted(site, new)
+        if site.out is not None and new is not site.updated:
+            new = self._bind_out(site, new)
+        return new
+
+    def _check_emitted(self, site: Context, new):
+        """Check the calls the entry emitted (to a target it ``ref``-ed, or a method of
+        its receiver) against the installed MindSpore's signatures; the ported arguments
+        inside are not searched (their own entries checked them)."""
+        if not isinstance(new, cst.CSTNode):
+            return new
+        stop = set()
+        if type(site.updated) is cst.Call:
+            stop = {id(a.value) for a in site.updated.args}
+            if type(site.updated.func) is cst.Attribute:
+                stop.add(id(site.updated.func.value))  # the receiver
+        found = []
+
+        def visit(node):
+            if id(node) in stop:
+                return
+            if type(node) is cst.Call:
+                target = site.target_of(node.func)
+                if target is not None:
+                    found.append((node, target))
+            for child in node.children:
+                visit(child)
+
+        visit(new)
+        for call, target in found:
+            checked = arguments.check(site, call, target)
+            if checked is not call:
+                new = checked if call is new else new.deep_replace(call, checked)
+        return new
+
+    def _port_entry(self, site: Context):
         e = site.entry
         if isinstance(e, S.Api):
             if e.handler is not None:
                 out = e.handler(site)
                 if out is None:  # the handler could not port it: keep PyTorch, flagged
+                    site.out = None
                     if not self.edit_log.has_finding(site.original):
                         return self.unmapped(site.original, site.updated, site.api, call=True)
                     return self._keep_torch(site)
@@ -582,6 +622,40 @@ class Walker(KindScope, cst.CSTTransformer):
         if renamed or site.changes:
             base = f".{e.name}() -> .{e.target}()" if renamed else ""
             site.edit(e.rule, new, detail=site.describe(base))
+        return new
+
+    def _bind_out(self, site: Context, new):
+        """``torch.matmul(a, b, out=y)``: MindSpore returns a new tensor, so the port binds
+        it to ``y``: ``y = ops.matmul(a, b)`` as a statement, ``(y := ops.matmul(a, b))``
+        where the value is used too."""
+        target = site.out
+        text = site.code(target).strip()
+        rule = arguments.SIGNATURE_RULE
+        if not site.at_top_level and isinstance(target, cst.Name):
+            site.finding(rule, f"{site.api}(..., out={text}) inside a function is ported as `{text} = ...`: "
+                         "only this name is bound to the result, other references to the tensor keep "
+                         "their old values", comment=f"out={text}: only the name {text} is rebound")
+        if site.is_statement:
+            index = next(i for i, small in enumerate(site.statement.body)
+                         if isinstance(small, cst.Expr) and small.value is site.original)
+
+            def assign(line):
+                body = list(line.body)
+                small = body[index]
+                if isinstance(small, cst.Expr):
+                    body[index] = cst.Assign(targets=[cst.AssignTarget(target)], value=small.value,
+                                             semicolon=small.semicolon)
+                return line.with_changes(body=body)
+
+            site.replace_line(assign)
+            site.edit(rule, new, detail=f"out={text} -> {text} = ...")
+            return new
+        if isinstance(target, cst.Name):
+            bound = cst.NamedExpr(target=target, value=new, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            site.edit(rule, bound, detail=f"out={text} -> ({text} := ...)")
+            return bound
+        site.finding(rule, f"{site.api}(..., out={text}) inside an expression: an attribute or element cannot "
+                     f"be bound there; the result is used, {text} is not updated", comment=f"out={text} not written")
         return new
 
     def _keep_torch(self, site: Context):

@@ -22,6 +22,8 @@ Each entry of the table is data. The fields, each with one spelling:
 ``random``      the API draws random numbers (parity copies its values across).
 ``flagged``     the installed MindSpore has no faithful counterpart: the reason. The call
                 is left as PyTorch with a finding.
+``caveat``      the counterpart differs only in a corner case the port cannot see (an empty
+                inner dimension): the reason. The call is ported, with a finding (API006).
 ``note``        what the verification found that a user should know.
 
 Port-time policy (from ``verification.json``): a table mapping is emitted silently only
@@ -49,6 +51,7 @@ CAST_RULE = "API004"
 UNKNOWN_METHOD_RULE = "API005"
 PATTERN_RULE = "API006"
 FLAGGED_RULE = "API007"
+SIGNATURE_RULE = "API008"  # engine.arguments checks emitted calls under this id
 
 register(
     FUNCTION_RULE,
@@ -223,6 +226,46 @@ register(
     """,
 )
 
+register(
+    SIGNATURE_RULE,
+    "Arguments are checked against the installed MindSpore's signature of the target",
+    group=GROUP,
+    why="""
+        A mapping that takes "the same arguments" is verified with the argument spellings
+        PyTorch's samples use, but real code also passes the others: ``torch.rand(size=(3,
+        4))``, ``torch.matmul(a, b, out=y)``, ``x.sum(dim=1, keepdim=True)``,
+        ``torch.randint(0, 5, (3,), generator=g)``. Each emitted call is checked, at port
+        time, against the parameters the installed MindSpore accepts for its target (read
+        from MindSpore itself into ``msmagic/apis/signatures.json``; the port imports
+        neither framework). What PyTorch's own signature says maps is mapped: a keyword
+        MindSpore takes at the same position is passed by position or by MindSpore's name
+        for it (``size=`` of ``torch.rand`` fills ``ops.rand(*size)``), and ``out=y``
+        becomes a rebinding, because MindSpore functions return new tensors:
+        ``y = ops.matmul(a, b)`` as a statement, ``(y := ops.matmul(a, b))`` where the
+        value is used too. ``generator=`` is removed (RNG003: MindSpore's functions draw
+        from the global seed). Any other argument MindSpore would reject with a TypeError
+        is removed and flagged, so the cell runs and the difference is visible. Inside a
+        function ``out=`` rebinds only the local name, which is flagged (another
+        reference to the tensor, the caller's, keeps its old values).
+    """,
+    seed="seeds/002 API Comparison",
+    reference=REF,
+    installed_note="""
+        MindSpore 2.10's Tensor methods are dispatched by C++ overloads (``Tensor.sum``
+        takes ``dim=, keepdim=, *, dtype=`` or ``axis=, dtype=, keepdims=, initial=``); the
+        generator reads them from the list MindSpore's argument parser prints for a call it
+        rejects, since ``inspect`` sees no signature there.
+    """,
+    example="""
+        import torch
+        a = torch.linspace(-1, 1, 6).reshape(2, 3)
+        b = torch.linspace(0, 1, 12).reshape(3, 4)
+        y = torch.empty(2, 4)
+        torch.matmul(a, b, out=y)
+        r = torch.rand(size=(2, 3))
+    """,
+)
+
 _RULE_BY_SHAPE = {"function": FUNCTION_RULE, "method": METHOD_RULE}
 
 
@@ -329,7 +372,10 @@ def make_handler(key: str, fields: dict):
         if fields.get("flagged"):
             site.finding(FLAGGED_RULE, f"{key}: {fields['flagged']}", comment=f"{key} not ported: differs in MindSpore")
             return None
-        check_pattern(site, key)
+        if fields.get("caveat"):
+            site.finding(PATTERN_RULE, f"{key}: {fields['caveat']}", comment=f"{key}: check the corner case")
+        else:
+            check_pattern(site, key)
         if is_method and target.startswith("mindspore."):
             # the function form: MindSpore's Tensor lacks the method or gets it wrong,
             # the op is right: ``x.mv(v)`` -> ``mindspore.ops.mv(x, v)``

@@ -171,28 +171,35 @@ register(
 
 register(
     "DAT007",
-    "torch.LongTensor(data) / FloatTensor(sizes)... -> mindspore.Tensor / ops.zeros",
+    "Legacy constructors: torch.Tensor(data), LongTensor(n)... -> Tensor / ops.zeros",
     group=GROUP,
     why="""
-        The legacy typed constructors take either data or sizes. ``torch.LongTensor([1, 2])``
-        (a list, tuple, array or tensor) builds a tensor of that dtype from the data:
-        ``mindspore.Tensor(data, mindspore.int64)`` casts the same way (floats are
-        truncated towards zero). ``torch.FloatTensor(2, 3)`` or ``torch.LongTensor(n)``
-        with an int ``n`` builds an *uninitialised* tensor of that shape, whose values the
-        program must overwrite: it becomes ``mindspore.ops.zeros((2, 3), mindspore.float32)``.
-        A single name is classified by what it was last assigned in the enclosing blocks
-        (``n = 0``, ``n += len(words)``: a size; a list or array: data); when that is not
-        visible it is ported as data and flagged. Keyword arguments (``device=``) are
-        flagged. As a type, ``x.type(torch.LongTensor)`` casts: the argument becomes
-        ``mindspore.int64``; other uses as a type (``isinstance``) are flagged (compare
-        ``x.dtype``).
+        The legacy constructors take either data or sizes: ``torch.Tensor`` is the float32
+        one, ``torch.LongTensor``, ``FloatTensor``... name their dtype.
+        ``torch.Tensor([[1, 2], [3, 4]])`` or ``torch.LongTensor([1, 2])`` (a list, tuple,
+        slice, array or tensor) builds a tensor of that dtype from the data:
+        ``mindspore.Tensor(data, mindspore.float32)`` casts the same way (a float64 array
+        becomes float32; floats cast to an integer dtype are truncated towards zero).
+        ``torch.Tensor(2, 3)`` or ``torch.LongTensor(n)`` with an int ``n`` builds an
+        *uninitialised* tensor of that shape, whose values the program must overwrite: it
+        becomes ``mindspore.ops.zeros((2, 3), mindspore.float32)``, flagged, because a value
+        read before it is written was arbitrary in PyTorch and is 0 here. A single name is
+        classified by what it was last assigned in the enclosing blocks (``n = 0``,
+        ``n += len(words)``: a size; a list, an array or a slice ``data[:-1]``: data); when
+        that is not visible it is ported as data and flagged. ``device=`` is dropped (DEV003); other
+        keyword arguments are flagged. As a type, ``x.type(torch.LongTensor)`` casts: the
+        argument becomes ``mindspore.int64``; other uses as a type (``isinstance``) are
+        flagged (compare ``x.dtype``); ``torch.Tensor`` as a type is ``mindspore.Tensor``
+        (DAT001).
     """,
     seed=SEED,
     reference=REF,
     example="""
         import torch
+        import numpy as np
         ids = torch.LongTensor([3, 1, 2])
         weights = torch.FloatTensor([[0.5, 1.5]])
+        points = torch.Tensor(np.linspace(0, 1, 4)).unsqueeze(0)
         tokens = 0
         for line in ["a b", "c"]:
             tokens += len(line.split())
@@ -280,25 +287,23 @@ method("size", "DAT006", unambiguous=True, sig=("dim",), handler=_size, returns=
 
 def _tensor_type(site):
     """``torch.Tensor`` as a type (``isinstance(x, torch.Tensor)``, annotations) is
-    ``mindspore.Tensor``. Called, it is PyTorch's legacy constructor (float32 from data,
-    uninitialised from a shape), which ``mindspore.Tensor`` does not reproduce: flagged."""
+    ``mindspore.Tensor``. Called, it is PyTorch's legacy constructor, the float32 typed
+    constructor (DAT007): float32 from data, an uninitialised tensor from a shape."""
     if isinstance(site.original, cst.Call):
-        site.finding("DAT001", "torch.Tensor(...) is the legacy constructor (float32 data, or an "
-                     "uninitialised tensor from a shape): use torch.tensor(data, dtype=torch.float32) "
-                     "or torch.zeros(shape)", comment="legacy torch.Tensor(...) constructor")
-        return None
+        return _typed_tensor(site)
     new = site.ref("mindspore.Tensor")
     site.edit("DAT001", new, detail="torch.Tensor (the type) -> mindspore.Tensor")
     return new
 
 
-api("torch.Tensor", "mindspore.Tensor", rule="DAT001", attr=True, handler=_tensor_type, returns=None)
+# Called, it makes a tensor (DAT007); read as a type, the kind is not looked at.
+api("torch.Tensor", "mindspore.Tensor", rule="DAT001", attr=True, handler=_tensor_type, returns="tensor")
 
 
 # ----------------------------------------------------------------------------- typed constructors
 
 TYPED_TENSORS = {
-    "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+    "Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
     "BFloat16Tensor": "bfloat16", "LongTensor": "int64", "IntTensor": "int32",
     "ShortTensor": "int16", "CharTensor": "int8", "ByteTensor": "uint8", "BoolTensor": "bool_",
 }
@@ -318,6 +323,8 @@ def _int_like(node) -> bool:
 def _data_like(node) -> bool:
     if isinstance(node, (cst.List, cst.Tuple, cst.ListComp)):
         return True
+    if isinstance(node, cst.Subscript):  # a slice of something (``data[:-1]``) is a sequence
+        return any(isinstance(e.slice, cst.Slice) for e in node.slice)
     if not isinstance(node, cst.Call):
         return False
     func = build.code(node.func).strip()
@@ -390,12 +397,16 @@ def _typed_tensor(site):
                      f"compare x.dtype == mindspore.{dtype}", comment=f"torch.{name} as a type")
         return site.torch_ref(site.api)  # kept PyTorch, with its import
     args = list(site.updated.args)
+    device = [a for a in args if a.keyword is not None and a.keyword.value == "device"]
+    if device:  # every MindSpore tensor lives on the process's device target
+        site.edit(DEVICE_ARG_RULE, None, detail=f"device={site.code(device[0].value).strip()} dropped")
+        args = [a for a in args if a not in device]
     if any(a.keyword is not None or a.star for a in args):
         site.finding("DAT007", f"torch.{name}(...) with keyword or * arguments: write "
                      f"mindspore.Tensor(data, mindspore.{dtype}) or mindspore.ops.zeros(shape, "
                      f"mindspore.{dtype})", comment=f"torch.{name}(...) not ported")
         return None
-    originals = list(site.original.args)
+    originals = [a for a in site.original.args if a.keyword is None or a.keyword.value != "device"]
     kind = _SIZE
     if len(args) == 1:
         arg = originals[0].value
@@ -414,6 +425,10 @@ def _typed_tensor(site):
         shape = sizes[0] if len(sizes) == 1 else f"({', '.join(sizes)})" if sizes else "0"
         new = site.parse(f"{zeros}({shape}, {dt})")
         site.edit("DAT007", new, detail=f"torch.{name}(sizes) -> ops.zeros (uninitialised in PyTorch)")
+        if sizes:  # torch.Tensor() is empty: nothing uninitialised
+            site.finding("DAT007", f"torch.{name}({', '.join(sizes)}) is uninitialised memory in PyTorch (any "
+                         "values); the port fills it with zeros: values read before they are written differ",
+                         comment=f"torch.{name}(sizes) was uninitialised in PyTorch; zeros here")
         return new
     tensor = site.code(site.ref("mindspore.Tensor"))
     new = site.parse(f"{tensor}({site.code(args[0].value).strip()}, {dt})")
@@ -426,4 +441,5 @@ def _typed_tensor(site):
 
 
 for _name in TYPED_TENSORS:
-    api(f"torch.{_name}", rule="DAT007", attr=True, handler=_typed_tensor, returns="tensor")
+    if _name != "Tensor":  # torch.Tensor is also the type (DAT001, above)
+        api(f"torch.{_name}", rule="DAT007", attr=True, handler=_typed_tensor, returns="tensor")

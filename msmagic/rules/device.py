@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from msmagic.engine.spec import api, method
+from msmagic.engine.spec import api, member, method
 from msmagic.rules.registry import register
 
 GROUP = "Devices"
@@ -33,7 +33,10 @@ register(
         after computations ran cannot be honoured in the same process: restart the kernel.
         The variable now holds a target name, so code reading ``device.type`` or
         ``device.index`` needs a hand edit, and ``torch.device`` as a type (an annotation,
-        ``isinstance``) becomes ``str``.
+        ``isinstance``) becomes ``str``. A device computed at run time (``torch.device(dev)``
+        with ``dev`` a variable) is mapped by its name when the code runs (an index in it,
+        ``"cuda:1"``, is not passed on; a name that is already a target passes through).
+        ``"mps"`` becomes ``"CPU"``: MindSpore has no Metal target.
     """,
     seed=SEED,
     reference=REF,
@@ -143,7 +146,9 @@ register(
 )
 
 
-_TARGETS = {"cuda": "GPU", "cpu": "CPU"}
+#: PyTorch device types -> MindSpore device targets ("mps": MindSpore has no Metal
+#: target, so on a Mac it runs on the CPU; DEV006 makes ``mps.is_available()`` False)
+_TARGETS = {"cuda": "GPU", "cpu": "CPU", "mps": "CPU"}
 
 
 def _device_string(site, node):
@@ -165,6 +170,23 @@ def _device_string(site, node):
     return None
 
 
+def _by_name(site, node) -> bool:
+    """Can a device expression be mapped by its name when the code runs: computed (not a
+    literal), with no index written in it (``f"cuda:{rank}"``, ``"cuda:1"``) that the
+    mapping would lose?"""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return False
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.FormattedString):
+            return False
+        if isinstance(n, cst.SimpleString) and ":" in str(site.literal(n, "")):
+            return False
+        stack.extend(n.children)
+    return True
+
+
 def _device(site):
     if not isinstance(site.original, cst.Call):
         # the type (``dev: torch.device``, ``isinstance(d, torch.device)``): the port's
@@ -174,6 +196,11 @@ def _device(site):
         return new
     kind, index = site.arg("type"), site.arg("index")
     mapped = _device_string(site, kind.value) if kind is not None else None
+    if mapped is None and kind is not None and index is None and _by_name(site, kind.value):
+        # a device computed at run time (``torch.device(device)``): mapped by its name
+        table = ", ".join(f'"{k}": "{v}"' for k, v in _TARGETS.items())
+        mapped = (site.parse(f"(lambda d: {{{table}}}.get(d.partition(\":\")[0], d))(str({site.code(kind.value)}))"),
+                  set())
     if mapped is not None and index is not None:
         n = site.literal(index.value)
         mapped = (mapped[0], mapped[1] | {n}) if isinstance(n, int) else None
@@ -325,7 +352,14 @@ register(
         GPUs, which is the count the ported code can actually use.
         ``torch.backends.mps.is_available()`` and ``is_built()`` (Apple's Metal backend)
         become ``False``: MindSpore has no MPS target, so a branch choosing ``"mps"`` can
-        never be taken by the port.
+        never be taken by the port. Recent PyTorch asks ``torch.accelerator`` instead:
+        ``is_available()`` becomes whether MindSpore can use a GPU or an Ascend NPU, and
+        ``current_accelerator()`` the target name of that device (``"GPU"``, ``"Ascend"``)
+        or ``None``; its ``.type`` is that name, the way a ported ``torch.device`` is a
+        target name (DEV001). ``torch.cuda.get_device_name()`` has no MindSpore
+        counterpart: MindSpore reports its target (``"GPU"``, ``"CPU"``), not the card, so
+        the port shows the target name and is flagged. ``torch.cuda.current_device()`` is
+        the device id MindSpore runs on.
     """,
     seed=SEED,
     reference=REF,
@@ -333,6 +367,9 @@ register(
         import torch
         n_gpus = torch.cuda.device_count()
         use_mps = torch.backends.mps.is_available()
+        device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+        if torch.cuda.is_available():
+            print(torch.cuda.get_device_name(0), torch.cuda.current_device())
     """,
 )
 
@@ -379,7 +416,59 @@ def _no_mps(site):
     return new
 
 
+def _gpu_or_ascend(site, what: str) -> str:
+    gpu = site.code(site.ref("mindspore.device_context.gpu")).strip()
+    ascend = site.code(site.ref("mindspore.device_context.ascend")).strip()
+    return what.format(gpu=gpu, ascend=ascend)
+
+
+def _accelerator_available(site):
+    new = site.parse(_gpu_or_ascend(site, "({gpu}.is_available() or {ascend}.is_available())"))
+    site.edit("DEV006", new, detail=f"{site.api}() -> whether MindSpore can use a GPU or an Ascend NPU")
+    return new
+
+
+def _current_accelerator(site):
+    new = site.parse(_gpu_or_ascend(
+        site, "(\"GPU\" if {gpu}.is_available() else \"Ascend\" if {ascend}.is_available() else None)"))
+    site.edit("DEV006", new, detail=f"{site.api}() -> the MindSpore target name of the accelerator, or None")
+    return new
+
+
+def _device_type(site):
+    """``device.type`` of a ported device: the device is its target name already."""
+    recv = site.receiver_original
+    from_accelerator = isinstance(recv, cst.Call) and site.resolve(recv.func) == "torch.accelerator.current_accelerator"
+    if not from_accelerator:
+        site.finding("DEV006", "device.type: the ported device is a MindSpore target name (\"GPU\", \"CPU\"); "
+                     "compare it with those, not with \"cuda\"/\"cpu\"", api="Device.type",
+                     comment=".type is the target name here")
+    new = site.receiver
+    site.edit("DEV006", new, api="Device.type", detail=".type of a device -> the target name itself")
+    return new
+
+
+def _device_name(site):
+    new = site.parse(f"{site.code(site.ref('mindspore.get_current_device')).strip()}().device_target")
+    site.edit("DEV006", new, detail=f"{site.api}() -> the MindSpore device target")
+    site.finding("DEV006", f"{site.api}(): MindSpore reports no device name; the port gives its device target "
+                 "(\"GPU\", \"Ascend\", \"CPU\")", comment="device target, not the card's name")
+    return new
+
+
+def _current_device(site):
+    new = site.parse(f"{site.code(site.ref('mindspore.get_current_device')).strip()}().device_id")
+    site.edit("DEV006", new, detail=f"{site.api}() -> the device id MindSpore runs on")
+    return new
+
+
 api("torch.cuda.device_count", rule="DEV006", sig=(), handler=_device_count, returns=None)
+api("torch.accelerator.is_available", rule="DEV006", sig=(), handler=_accelerator_available, returns=None)
+api("torch.accelerator.current_accelerator", rule="DEV006", sig=("check_available",),
+    handler=_current_accelerator, returns="device")
+api("torch.cuda.get_device_name", rule="DEV006", sig=("device",), handler=_device_name, returns=None)
+api("torch.cuda.current_device", rule="DEV006", sig=(), handler=_current_device, returns=None)
+member("type", "DEV006", receiver="device", handler=_device_type)
 api("torch.backends.mps.is_available", rule="DEV006", sig=(), handler=_no_mps, returns=None)
 api("torch.backends.mps.is_built", rule="DEV006", sig=(), handler=_no_mps, returns=None)
 
@@ -443,3 +532,148 @@ def _set_default_device(site):
 
 api("torch.set_default_device", rule="DEV007", sig=("device",), handler=_set_default_device,
     returns=None)
+
+
+# -- cuDNN flags and determinism
+
+register(
+    "DEV008",
+    "cuDNN flags and use_deterministic_algorithms -> mindspore.set_deterministic",
+    group=GROUP,
+    why="""
+        Seeding cells of training notebooks also set ``torch.backends.cudnn.deterministic =
+        True`` and ``torch.backends.cudnn.benchmark = False``. They only tune cuDNN, NVIDIA's
+        GPU kernels: on the CPU they change nothing in PyTorch either. The request for
+        deterministic kernels has a MindSpore counterpart: ``mindspore.set_deterministic
+        (True)`` (also the port of ``torch.use_deterministic_algorithms(True)``). MindSpore
+        refuses to set it twice in one process, which re-running a notebook cell does, so
+        the call is guarded by ``mindspore.get_context("deterministic")``. Asking for
+        non-deterministic kernels (``= False``) is MindSpore's default, and the other flags
+        (``benchmark``, ``enabled``, ``allow_tf32`` of cuDNN and of CUDA matmul) choose GPU
+        algorithms MindSpore chooses itself (its GPU settings are in
+        ``mindspore.device_context.gpu``: ``conv_fprop_algo``, ``conv_allow_tf32``,
+        ``matmul_allow_tf32``), so those assignments are removed. Reading a flag gives
+        PyTorch's default value (flagged), and ``cudnn.is_available()`` asks whether
+        MindSpore can use a GPU (DEV002).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        MindSpore 2.10 raises RuntimeError ("can not be set repeatedly") on a second
+        ``set_deterministic`` call in a process, even with the same value; the guard reads
+        ``get_context("deterministic")`` ("OFF" until set). ``gpu.conv_allow_tf32`` and
+        ``matmul_allow_tf32`` log an error on a CPU-only MindSpore, another reason they are
+        not written.
+    """,
+    example="""
+        import torch
+        torch.manual_seed(42)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.enabled = True
+        torch.backends.cudnn.allow_tf32 = True
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.use_deterministic_algorithms(True)
+        has_cudnn = torch.backends.cudnn.is_available()
+        x = torch.rand(3)
+    """,
+)
+
+CUDNN = "torch.backends.cudnn"
+#: flag -> PyTorch's default (what reading it gives in a fresh process)
+_CUDNN_FLAGS = {f"{CUDNN}.deterministic": False, f"{CUDNN}.benchmark": False, f"{CUDNN}.enabled": True,
+                f"{CUDNN}.allow_tf32": True, "torch.backends.cuda.matmul.allow_tf32": False}
+
+
+def _assigned_line(site):
+    """The statement line ``<this attribute> = value`` (one assignment), or None."""
+    line = site.statement
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    small = line.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target is site.original:
+        return small
+    return None
+
+
+def _deterministic_guard(site, value: str):
+    get_context = site.code(site.ref("mindspore.get_context")).strip()
+    set_det = site.code(site.ref("mindspore.set_deterministic")).strip()
+    return site.parse_statement(f"if {get_context}(\"deterministic\") != \"ON\":\n    {set_det}({value})\n")
+
+
+def _replace_statement(site, new, detail: str):
+    """Replace the statement holding this node by ``new`` (None: remove it), keeping its
+    comments: those above it, and the one at its end (on ``new``'s first line)."""
+    before, after = site.siblings()
+
+    def replace(line):
+        comment = line.trailing_whitespace.comment
+        if new is None:
+            if not (before or after):
+                return line.with_changes(body=[cst.Pass()])  # the only statement of its block
+            lines = list(line.leading_lines)
+            if comment is not None:  # the line's comment stays, on a line of its own
+                lines.append(cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=comment))
+            site.carry_lines(lines)
+            return cst.RemovalSentinel.REMOVE
+        out = new.with_changes(leading_lines=line.leading_lines)
+        if comment is not None:
+            out = out.with_changes(body=out.body.with_changes(header=out.body.header.with_changes(
+                whitespace=line.trailing_whitespace.whitespace, comment=comment)))
+        return out
+
+    site.replace_line(replace)
+    site.edit("DEV008", new, detail=detail)
+
+
+def _cudnn_flag(site):
+    small = _assigned_line(site)
+    qual = site.api
+    if small is None:  # read, not assigned
+        default = _CUDNN_FLAGS[qual]
+        new = cst.Name(str(default))
+        site.edit("DEV008", new, detail=f"{qual} read: PyTorch's default {default}")
+        site.finding("DEV008", f"{qual} is a cuDNN setting MindSpore does not have; read here as PyTorch's "
+                     f"default ({default}), whatever an earlier assignment set",
+                     comment=f"{qual.rsplit('.', 1)[-1]} read as PyTorch's default {default}")
+        return new
+    value = small.value
+    truth = site.literal(value, None)
+    text = site.code(value).strip()
+    if qual.endswith(".deterministic") and truth is not False:
+        if truth is not True:
+            site.finding("DEV008", f"{qual} = {text}: only a literal True asks for deterministic kernels; ported as "
+                         f"mindspore.set_deterministic({text})", comment="set_deterministic of a computed value")
+        _replace_statement(site, _deterministic_guard(site, text),
+                           f"{qual} = {text} -> guarded mindspore.set_deterministic({text})")
+        return None
+    why = ("MindSpore's default" if qual.endswith(".deterministic")
+           else "a cuDNN/CUDA algorithm choice MindSpore makes itself (no effect on the CPU in PyTorch either)")
+    _replace_statement(site, None, f"{qual} = {text} removed: {why}")
+    return None
+
+
+for _qual in _CUDNN_FLAGS:
+    api(_qual, rule="DEV008", attr=True, handler=_cudnn_flag, returns=None)
+
+
+def _use_deterministic(site):
+    mode = site.arg("mode")
+    if mode is None or not site.is_statement or len(site.statement.body) != 1:
+        site.finding("DEV008", "only a torch.use_deterministic_algorithms(mode) statement is ported",
+                     comment="call mindspore.set_deterministic by hand")
+        return None
+    truth = site.literal(mode.value, None)
+    text = site.code(mode.value).strip()
+    if truth is False:
+        _replace_statement(site, None, f"{site.api}({text}) removed: MindSpore's default")
+    else:
+        _replace_statement(site, _deterministic_guard(site, text),
+                           f"{site.api}({text}) -> guarded mindspore.set_deterministic({text})")
+    return site.updated
+
+
+api("torch.use_deterministic_algorithms", rule="DEV008", sig=("mode", "warn_only"),
+    handler=_use_deterministic, returns=None)
+api(f"{CUDNN}.is_available", "mindspore.device_context.gpu.is_available", rule="DEV008", sig=(), returns=None)

@@ -296,9 +296,14 @@ register(
         ``mindspore.ops`` with the same shapes and default dtypes (float32, int64 for
         ``randint``), but the two frameworks' generators never produce the same numbers,
         so the parity check copies these values across instead of comparing them.
-        ``torch.randint(high, size)`` (no ``low``) gets ``low=0`` written out, which
-        MindSpore requires. A ``generator`` argument has no counterpart and is flagged;
-        seed MindSpore with ``mindspore.set_seed``.
+        ``torch.randint(high, size)`` (no ``low``, positional or ``high=``/``size=``)
+        gets ``low=0`` written out, which MindSpore requires. PyTorch's ``randint``
+        accepts a float ``dtype=`` (the integers drawn, as floats); MindSpore's raises
+        "the 'dtype' must be an int type", so the integers are drawn as int64 and cast
+        with ``.astype``. ``torch.randint_like(x, [low,] high)`` keeps ``x``'s dtype, a
+        float one too; MindSpore's ``randint_like`` refuses a float dtype, so it draws
+        int64 and the result is cast to ``x.dtype``. A ``generator`` argument has no
+        counterpart and is flagged; seed MindSpore with ``mindspore.set_seed``.
     """,
     seed="seeds/002 API Comparison › random",
     reference=REF,
@@ -316,6 +321,8 @@ register(
         a = torch.randn(2, 3)
         b = torch.rand((4,))
         c = torch.randint(10, (2, 2))
+        f = torch.randint(low=0, high=2, size=(3, 2), dtype=torch.float32)
+        g = torch.randint_like(a, 5)
         d = torch.randn_like(a)
         e = a * 2
     """,
@@ -642,6 +649,8 @@ def _second_arg(site, bound):
         return "tensor"
     if names & {"dim", "keepdim"} and not any(p for n, _, p in bound if n == "dim"):
         return "dim"
+    if len(bound) < 2:
+        return None
     second = bound[1][1]
     if _is_tensor_arg(site, second):
         return "tensor"
@@ -657,7 +666,7 @@ def _max_min(which: str):
         bound = site.bound()
         if bound is None:
             return None
-        if len(bound) == 1 and bound[0][2]:  # torch.max(x): a single tensor
+        if len(bound) == 1 and (bound[0][2] or bound[0][0] == "input"):  # torch.max(x): a single tensor
             call = site.updated.with_changes(func=site.ref(f"mindspore.ops.{which}"))
             new = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
             site.edit("FUN004", new, detail=f"torch.{which}(x) -> ops.{which}(x)[0] (ops.{which} returns (value, index))")
@@ -1027,15 +1036,123 @@ def _full(site):
 api("torch.full", rule="FUN010", sig=("size", "fill_value"), handler=_full, returns=TENSOR, **_factory())
 
 
-def _randint(site):
-    bound = site.bound()
-    new = site.apply(func=site.ref("mindspore.ops.randint"))
-    if bound is not None and sum(1 for _, _, p in bound if p) == 2 and not any(
-            n in ("low", "high", "size") for n, _, p in bound if not p):
-        new = new.with_changes(args=[cst.Arg(cst.Integer("0"), comma=cst.Comma(
-            whitespace_after=cst.SimpleWhitespace(" "))), *new.args])
+#: integer dtypes MindSpore's randint/randint_like accept as ``dtype=`` (torch spellings)
+_INT_DTYPES = frozenset(f"torch.{n}" for n in ("int8", "int16", "int32", "int64", "long", "int", "short",
+                                                "uint8"))
+
+
+def _randint_parts(bound, like: bool = False):
+    """PyTorch's randint overloads are ``(high, size)`` and ``(low, high, size)``
+    (``randint_like``: ``(input, high)`` and ``(input, low, high)``): {role: Arg} for
+    low/high/size, or None when the arguments fit neither."""
+    positional = [a for n, a, p in bound if p and not (like and n == "input")]
+    keywords = {n: a for n, a, p in bound if not p}
+    if "size" in keywords or like:
+        roles = {0: [], 1: ["low"] if "high" in keywords else ["high"], 2: ["low", "high"]}
+    else:
+        roles = {2: ["high", "size"], 3: ["low", "high", "size"]}
+    if len(positional) not in roles:
+        return None
+    parts = dict(zip(roles[len(positional)], positional))
+    for role in ("low", "high", "size"):
+        if role in keywords:
+            if role in parts:
+                return None
+            parts[role] = keywords[role]
+    return parts
+
+
+def _int_dtype(site, arg) -> bool:
+    original = next((o.value for o in site.original.args if o.keyword is not None
+                     and o.keyword.value == "dtype"), None)
+    return site.resolve(original) in _INT_DTYPES if original is not None else False
+
+
+def _randint_call(site, parts: dict, n_leading: int, target: str, head=None):
+    """The applied call to ``target`` with ``low=0`` written where PyTorch leaves it out
+    (MindSpore requires it: positional before ``high``, else by keyword); a dtype
+    MindSpore's randint refuses (a float: PyTorch allows it) is taken out and returned to
+    be applied by ``.astype`` on the integers drawn. ``head``: what replaces the input
+    of ``randint_like``. (None, None) when high (or randint's size) is missing."""
+    call = site.apply()  # device=, requires_grad=, generator=... as the entry says
+    if "high" not in parts or (target.endswith(".randint") and "size" not in parts):
+        return None, None
+    args = list(call.args)
+    if head is not None:
+        args[0] = args[0].with_changes(value=head)
+    if "low" not in parts:
+        n_pos = sum(1 for a in args if a.keyword is None)
+        if n_pos > n_leading:  # high is positional: 0 goes before it
+            args.insert(n_leading, cst.Arg(cst.Integer("0")))
+        else:  # high by keyword: low=0 before it
+            at = next(i for i, a in enumerate(args) if a.keyword is not None and a.keyword.value == "high")
+            args.insert(at, cst.Arg(cst.Integer("0"), keyword=cst.Name("low"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
         site.changes.append("low=0 written out")
+    dtype = next((a for a in args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    cast = None
+    if dtype is not None and not _int_dtype(site, dtype):
+        args.remove(dtype)
+        cast = dtype.value
+        site.changes.append("dtype applied by .astype (MindSpore's randint draws integer dtypes only)")
+    args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in args[:-1]] + [
+        args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+    return cst.Call(func=site.ref(target), args=args), cast
+
+
+def _astype(new, dtype):
+    return cst.Call(func=cst.Attribute(value=new, attr=cst.Name("astype")), args=[cst.Arg(dtype)])
+
+
+def _randint(site):
+    """``torch.randint`` in every spelling PyTorch accepts: ``(high, size)``, ``(low,
+    high, size)``, any of them by keyword, with a float ``dtype=``."""
+    bound = site.bound()
+    parts = _randint_parts(bound) if bound is not None else None
+    if parts is None:
+        new = site.apply(func=site.ref("mindspore.ops.randint"))
+        if bound is not None:
+            site.finding("FUN011", "torch.randint's arguments fit neither (high, size) nor (low, high, size)",
+                         comment="randint arguments not recognised")
+        site.edit("FUN011", new, detail=site.describe("torch.randint -> mindspore.ops.randint"))
+        return new
+    new, cast = _randint_call(site, parts, 0, "mindspore.ops.randint")
+    if new is None:
+        site.finding("FUN011", "torch.randint without high or size", comment="randint needs high and size")
+        return None
+    if cast is not None:
+        new = _astype(new, cast)
     site.edit("FUN011", new, detail=site.describe("torch.randint -> mindspore.ops.randint"))
+    return new
+
+
+def _randint_like(site):
+    """``torch.randint_like(x, [low,] high)`` keeps ``x``'s dtype, a float one included;
+    MindSpore's ``randint_like`` takes ``low`` and refuses a float dtype: the integers
+    are drawn as int64 and cast to ``x``'s dtype (or the ``dtype=`` given)."""
+    bound = site.bound()
+    if bound is None or not bound or bound[0][0] != "input":
+        return None
+    parts = _randint_parts(bound, like=True)
+    x = bound[0][1].value
+    if parts is None or "size" in parts:
+        return None
+    head = x if _simple(x) else cst.Name("t")  # an expression is evaluated once, in a lambda
+    new, cast = _randint_call(site, parts, 1 if bound[0][2] else 0, "mindspore.ops.randint_like", head=head)
+    if new is None:
+        return None
+    if cast is None and not any(a.keyword is not None and a.keyword.value == "dtype" for a in new.args):
+        cast = site.parse(f"{site.code(head)}.dtype")
+        site.changes.append("the input's dtype applied by .astype")
+    if cast is not None:
+        new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(site.ref("mindspore.int64"), keyword=cst.Name("dtype"), equal=cst.AssignEqual(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+        new = _astype(new, cast)
+    if head is not x:
+        new = site.parse(f"(lambda t: {site.code(new)})({site.code(x)})")
+    site.edit("FUN011", new, detail=site.describe("torch.randint_like -> mindspore.ops.randint_like"))
     return new
 
 
@@ -1069,6 +1186,8 @@ for _name in ("rand_like", "randn_like"):
     api(f"torch.{_name}", rule="FUN011", sig=("input",), random=True, handler=_like_dtype(f"mindspore.ops.{_name}"),
         returns=TENSOR, **_factory())
 api("torch.randint", rule="FUN011", sig=("low", "high", "size"), handler=_randint, random=True,
+    returns=TENSOR, **_factory())
+api("torch.randint_like", rule="FUN011", sig=("input", "low", "high"), handler=_randint_like, random=True,
     returns=TENSOR, **_factory())
 
 # ----------------------------------------------------------------------------- activations

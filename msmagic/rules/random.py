@@ -4,6 +4,8 @@ flagged (on 2.10 they exist but have no CPU kernel)."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from msmagic.engine.spec import api, method
 from msmagic.rules.registry import register
 
@@ -24,7 +26,10 @@ register(
         copies random values from the PyTorch side instead of comparing them. ``set_seed``
         also reseeds NumPy's global generator and ``mindspore.dataset``, which
         ``torch.manual_seed`` does not touch. It returns ``None`` where PyTorch returns the
-        default Generator, so a cell that uses the return value is flagged.
+        default Generator, so where the value is used the port also seeds MindSpore's
+        default Generator and gives it: ``(mindspore.set_seed(s) or
+        mindspore.manual_seed(s))`` (``manual_seed`` returns the Generator); a seed that is
+        not a name or a number would be evaluated twice, so that case is flagged.
     """,
     seed=SEED,
     reference=REF,
@@ -120,10 +125,21 @@ register(
 def _set_seed(rule: str):
     def handler(site):
         new = site.apply(func=site.ref("mindspore.set_seed"))
+        if site.is_statement or rule != "RNG001":  # torch.cuda.manual_seed returns None too
+            site.edit(rule, new, detail=f"{site.api} -> mindspore.set_seed")
+            return new
+        seed = site.arg("seed")
+        if seed is not None and isinstance(seed.value, (cst.Name, cst.Integer, cst.Attribute)):
+            # its value is PyTorch's default Generator: MindSpore's, seeded the same way
+            generator = cst.Call(func=site.ref("mindspore.manual_seed"), args=[cst.Arg(seed.value)])
+            new = cst.BooleanOperation(left=new, operator=cst.Or(), right=generator,
+                                       lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            site.edit(rule, new, detail=f"{site.api} -> mindspore.set_seed, and the default Generator "
+                                        "mindspore.manual_seed returns")
+            return new
         site.edit(rule, new, detail=f"{site.api} -> mindspore.set_seed")
-        if not site.is_statement:
-            site.finding(rule, "mindspore.set_seed returns None, not a Generator",
-                         comment="set_seed returns None; its value is used here")
+        site.finding(rule, "mindspore.set_seed returns None, not a Generator",
+                     comment="set_seed returns None; its value is used here")
         return new
 
     return handler

@@ -1,5 +1,6 @@
-"""Utilities: functional autograd (jacobian, hessian, vjp, jvp) and small tensor helpers
-(allclose, bucketize, as_tensor)."""
+"""Utilities: functional autograd (jacobian, hessian, vjp, jvp), small tensor helpers
+(allclose, bucketize, as_tensor), module constants, print options, process settings and
+ONNX export."""
 
 import libcst as cst
 
@@ -266,8 +267,9 @@ register(
         out: ``pad_sequence(seqs, batch_first, padding_value)`` pads every sequence's first
         axis to the longest with ``ops.pad`` and stacks them on axis 0 (``batch_first``) or
         1; ``parameters_to_vector(params)`` concatenates the flattened parameters with
-        ``ops.cat``. ``batch_first`` and ``padding_value`` must be literals (flagged
-        otherwise) and ``padding_side='left'`` is flagged.
+        ``ops.cat``. ``batch_first`` and ``padding_value`` may be any expression (a
+        variable ``pad_index`` in a collate function): ``ops.pad`` casts the value to the
+        sequences' dtype as ``pad_sequence`` does; ``padding_side='left'`` is flagged.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.nn.utils)",
@@ -278,6 +280,8 @@ register(
         seqs = [torch.ones(3, 2), torch.full((1, 2), 2.0), torch.zeros(2, 2)]
         padded = pad_sequence(seqs, batch_first=True, padding_value=-1.0)
         time_major = pad_sequence(seqs)
+        pad_index = 7
+        ids = pad_sequence([torch.tensor([3, 4, 5]), torch.tensor([1])], padding_value=pad_index)
     """,
 )
 
@@ -287,24 +291,24 @@ def _pad_sequence(site):
     seqs = site.arg("sequences")
     if bound is None or seqs is None:
         return None
-    flags = {}
-    for name, default in (("batch_first", False), ("padding_value", 0.0), ("padding_side", "right")):
-        arg = site.arg(name)
-        value = default if arg is None else site.literal(arg.value, default=object())
-        if not isinstance(value, type(default)) and not (name == "padding_value" and isinstance(value, int)):
-            site.finding("UTL003", f"{name}= is not a literal: write the padding out by hand",
-                         comment=f"pad_sequence {name} not a literal")
-            return None
-        flags[name] = value
-    if flags["padding_side"] != "right":
-        site.finding("UTL003", "padding_side='left' is not ported", comment="padding_side='left'")
+    side = site.arg("padding_side")
+    if side is not None and site.literal(side.value) != "right":
+        site.finding("UTL003", f"padding_side={site.code(side.value).strip()} is not ported (only 'right')",
+                     comment="pad_sequence padding_side not ported")
         return None
+    # a literal is written as it is; another expression is evaluated where PyTorch would
+    # (ops.pad casts the value to the tensors' dtype, as pad_sequence does)
+    first = site.arg("batch_first")
+    flag = False if first is None else site.literal(first.value, default=first.value)
+    axis = ("0" if flag else "1") if isinstance(flag, bool) else f"0 if {site.code(flag).strip()} else 1"
+    value = site.arg("padding_value")
+    literal = 0.0 if value is None else site.literal(value.value, default=value.value)
+    fill = repr(float(literal)) if isinstance(literal, (int, float)) else site.code(literal).strip()
     pad = site.code(site.ref("mindspore.ops.pad"))
     stack = site.code(site.ref("mindspore.ops.stack"))
-    axis = 0 if flags["batch_first"] else 1
     new = site.parse(
         f"(lambda seqs: {stack}([{pad}(s, (0, 0) * (s.ndim - 1) + (0, max(t.shape[0] for t in seqs) - s.shape[0]), "
-        f"value={float(flags['padding_value'])!r}) for s in seqs], axis={axis}))({site.code(seqs.value).strip()})")
+        f"value={fill}) for s in seqs], axis={axis}))({site.code(seqs.value).strip()})")
     site.edit("UTL003", new, detail="pad_sequence -> ops.pad + ops.stack")
     return new
 
@@ -375,3 +379,272 @@ def _version(site):
 
 api("torch.__version__", "mindspore.__version__", rule="UTL004", attr=True, handler=_version,
     returns=None)
+
+
+# ----------------------------------------------------------------------------- constants
+
+register(
+    "UTL005",
+    "torch.inf, torch.nan, torch.pi and torch.e become the math constants",
+    group=GROUP,
+    why="""
+        PyTorch's module constants are plain Python floats (``torch.inf is math.inf``,
+        ``torch.pi == math.pi``), not tensors, and MindSpore has no such names. Python's
+        ``math`` module holds the same values, so they become ``math.inf``, ``math.nan``,
+        ``math.pi`` and ``math.e`` (``import math`` is added once when the cell lacks it).
+    """,
+    seed="seeds/002 Basic Logic",
+    reference=REF,
+    example="""
+        import torch
+        x = torch.tensor([1.0, -2.0])
+        y = x.clamp(min=-torch.inf, max=torch.pi)
+        z = x * torch.e
+        missing = torch.isnan(torch.tensor([torch.nan, 1.0]))
+    """,
+)
+
+_CONSTANTS = {"inf": "inf", "nan": "nan", "pi": "pi", "e": "e"}
+
+
+def _constant(site):
+    name = site.api.rsplit(".", 1)[-1]
+    math = site.require_import("math")
+    new = cst.Attribute(value=cst.Name(math), attr=cst.Name(_CONSTANTS[name]))
+    site.edit("UTL005", new, detail=f"{site.api} -> math.{_CONSTANTS[name]} (the same float)")
+    return new
+
+
+for _name in _CONSTANTS:
+    api(f"torch.{_name}", rule="UTL005", attr=True, handler=_constant, returns=None)
+
+
+# ----------------------------------------------------------------------------- printing
+
+register(
+    "UTL006",
+    "torch.set_printoptions becomes numpy.set_printoptions",
+    group=GROUP,
+    why="""
+        A MindSpore tensor prints (``print(t)``, ``str(t)``) through NumPy, so NumPy's print
+        options shape it: ``precision``, ``threshold``, ``edgeitems`` and ``linewidth`` have
+        the same names and meanings there, and ``sci_mode=False`` is NumPy's
+        ``suppress=True``. A ``profile`` is written out as the options PyTorch gives it
+        (``"full"``: no summarising). ``sci_mode=True`` has no NumPy counterpart (NumPy
+        chooses) and is dropped. The options also apply to NumPy arrays, and MindSpore's
+        ``repr`` (what a notebook shows for a bare ``t``) keeps its own format.
+    """,
+    seed="seeds/002 Basic Logic",
+    reference=REF,
+    installed_note="""
+        Checked on 2.10: ``print`` of a Tensor follows ``numpy.set_printoptions(precision=2,
+        suppress=True)``, threshold and edgeitems included; ``repr`` does not.
+    """,
+    example="""
+        import torch
+        torch.set_printoptions(precision=2, sci_mode=False)
+        x = torch.tensor([1.23456, 2e-8])
+        print(x)
+    """,
+)
+
+#: PyTorch's print profiles (torch/_tensor_str.py)
+_PROFILES = {"default": dict(precision="4", threshold="1000", edgeitems="3", linewidth="80"),
+             "short": dict(precision="2", threshold="1000", edgeitems="2", linewidth="80"),
+             "full": dict(precision="4", threshold="sys.maxsize", edgeitems="3", linewidth="80")}
+
+
+def _set_printoptions(site):
+    bound = site.bound()
+    if bound is None:
+        return None
+    options: dict = {}
+    notes = []
+    for name, arg, _ in bound:
+        text = site.code(arg.value).strip()
+        if name == "profile":
+            profile = site.literal(arg.value)
+            if profile not in _PROFILES:
+                site.finding("UTL006", f"profile={text}: only a literal 'default', 'short' or 'full' is ported",
+                             comment="profile not ported")
+                continue
+            options = {**_PROFILES[profile], **options}
+        elif name == "sci_mode":
+            value = site.literal(arg.value, "?")
+            if value is False:
+                options["suppress"] = "True"
+            elif value is not None:
+                notes.append(f"sci_mode={text} dropped (NumPy chooses)")
+        elif name in ("precision", "threshold", "edgeitems", "linewidth"):
+            options[name] = text
+        else:
+            site.finding("UTL006", f"{name}= has no NumPy print option", comment=f"{name}= dropped")
+    if "sys.maxsize" in options.values():
+        site.require_import("sys")
+    numpy = site.require_import("numpy")
+    args = ", ".join(f"{k}={v}" for k, v in options.items())
+    new = site.parse(f"{numpy}.set_printoptions({args})")
+    site.edit("UTL006", new, detail="; ".join(["torch.set_printoptions -> numpy.set_printoptions"] + notes))
+    return new
+
+
+api("torch.set_printoptions", rule="UTL006",
+    sig=("precision", "threshold", "edgeitems", "linewidth", "profile", "sci_mode"),
+    handler=_set_printoptions, returns=None)
+
+
+# ----------------------------------------------------------------------------- process settings
+
+register(
+    "UTL007",
+    "Process settings: default dtype, thread count",
+    group=GROUP,
+    why="""
+        MindSpore creates floating-point tensors as float32 and has no setting to change
+        that, so ``torch.get_default_dtype()`` is ``mindspore.float32`` and
+        ``torch.set_default_dtype(torch.float32)`` is removed. Another default dtype
+        cannot be ported: the call is removed and flagged, since the tensors the cell
+        creates stay float32 (pass ``dtype=`` where it matters). ``torch.set_num_threads
+        (n)`` only tunes speed; MindSpore's counterpart,
+        ``mindspore.device_context.cpu.threads_num(n)``, may be called once per process and
+        raises when a notebook cell runs again, so the call is removed (the results are the
+        same).
+    """,
+    seed="seeds/002 Basic Logic",
+    reference=REF,
+    installed_note="""
+        Checked on 2.10: a second ``device_context.cpu.threads_num`` call raises
+        RuntimeError ("can not be set repeatedly").
+    """,
+    example="""
+        import torch
+        torch.set_num_threads(2)
+        torch.set_default_dtype(torch.float32)
+        dtype = torch.get_default_dtype()
+        x = torch.zeros(2, dtype=dtype)
+    """,
+)
+
+
+def _removed_statement(site, rule: str, detail: str) -> bool:
+    """Remove the statement the call is (its comments move to the next line); False when
+    the call's value is used or the line holds more."""
+    line = site.statement
+    if not site.is_statement or len(line.body) != 1:
+        return False
+    before, after = site.siblings()
+
+    def replace(updated):
+        if not (before or after):
+            return updated.with_changes(body=[cst.Pass()])
+        lines = list(updated.leading_lines)
+        comment = updated.trailing_whitespace.comment
+        if comment is not None:
+            lines.append(cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(""), comment=comment))
+        site.carry_lines(lines)
+        return cst.RemovalSentinel.REMOVE
+
+    site.replace_line(replace)
+    site.edit(rule, None, detail=detail)
+    return True
+
+
+def _set_num_threads(site):
+    if not _removed_statement(site, "UTL007", f"{site.api}(...) removed: a speed setting MindSpore takes once per "
+                                              "process (mindspore.device_context.cpu.threads_num)"):
+        site.finding("UTL007", f"{site.api}(...) whose value is used: it returns None", comment="returns None")
+        return cst.Name("None")
+    return site.updated
+
+
+def _get_default_dtype(site):
+    new = site.ref("mindspore.float32")
+    site.edit("UTL007", new, detail=f"{site.api}() -> mindspore.float32 (MindSpore's one default)")
+    return new
+
+
+def _set_default_dtype(site):
+    original = site.original.args[0].value if site.original.args else None
+    if original is not None and site.resolve(original) in ("torch.float32", "torch.float"):
+        if _removed_statement(site, "UTL007", f"{site.api}(torch.float32) removed: MindSpore's floating "
+                                              "tensors are float32"):
+            return site.updated
+    new = cst.Name("None")  # what it returns; a statement of its own becomes ``pass``
+    if site.is_statement and len(site.statement.body) == 1:
+        site.replace_line(lambda line: line.with_changes(body=[cst.Pass()]))
+    site.edit("UTL007", new, detail=f"{site.api}(...) removed")
+    site.finding("UTL007", f"{site.api}({site.code(original).strip() if original is not None else ''}): MindSpore "
+                 "has no default dtype setting; its floating-point tensors stay float32 (pass dtype= where it "
+                 "matters)", comment="default dtype stays float32 in MindSpore")
+    return new
+
+
+api("torch.set_num_threads", rule="UTL007", sig=("int",), handler=_set_num_threads, returns=None)
+api("torch.get_default_dtype", rule="UTL007", sig=(), handler=_get_default_dtype, returns="dtype")
+api("torch.set_default_dtype", rule="UTL007", sig=("d",), handler=_set_default_dtype, returns=None)
+
+
+# ----------------------------------------------------------------------------- ONNX
+
+register(
+    "UTL008",
+    "torch.onnx.export becomes mindspore.export(..., file_format=\"ONNX\"), flagged",
+    group=GROUP,
+    why="""
+        MindSpore exports a Cell to ONNX with ``mindspore.export(net, *inputs,
+        file_name=..., file_format="ONNX")``: the model and its example inputs (PyTorch's
+        ``args``, a tensor or a tuple of them, spread out) and the file name
+        (``.onnx`` is added when missing). PyTorch's export options (``input_names``,
+        ``output_names``, ``dynamic_axes``, ``opset_version``...) have no counterpart there
+        and are dropped, and MindSpore's exporter does not handle every network PyTorch's
+        does, so the call is always flagged: check the file it writes.
+    """,
+    seed="seeds/002 Other APIs",
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): exporting an ``nn.Dense`` writes ``m.onnx``; exporting the same
+        Cell a second time in the process failed inside MindSpore's graph compiler.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        import onnxscript  # what PyTorch's exporter runs on (MindSpore's needs nothing)
+        model = nn.Linear(3, 2)
+        dummy = torch.ones(1, 3)
+        torch.onnx.export(model, dummy, "model.onnx", input_names=["x"])
+    """,
+)
+
+
+def _onnx_export(site):
+    bound = site.bound()
+    model, args, f = site.arg("model"), site.arg("args"), site.arg("f")
+    if bound is None or model is None or args is None or f is None:
+        site.finding("UTL008", "torch.onnx.export needs the model, its example inputs and a file name here",
+                     comment="export by hand with mindspore.export")
+        return None
+    inputs = site.code(args.value).strip()
+    if isinstance(args.value, cst.Tuple):
+        spread = ", ".join(site.code(e.value).strip() for e in args.value.elements)
+    elif site.kind_of(_original_value(site, "args")) == TENSOR:
+        spread = inputs
+    else:
+        spread = f"*({inputs} if isinstance({inputs}, tuple) else ({inputs},))"
+    dropped = [n for n, _, _ in bound if n not in ("model", "args", "f")]
+    new = site.parse(f"{site.code(site.ref('mindspore.export')).strip()}({site.code(model.value).strip()}, {spread}, "
+                     f"file_name={site.code(f.value).strip()}, file_format=\"ONNX\")")
+    site.edit("UTL008", new, detail="torch.onnx.export -> mindspore.export(..., file_format=\"ONNX\")")
+    site.finding("UTL008", "exported by mindspore.export(..., file_format=\"ONNX\"): check the file"
+                 + (f"; {', '.join(d + '=' for d in dropped)} dropped (no MindSpore option)" if dropped else ""),
+                 comment="ONNX export by MindSpore; check the file")
+    return new
+
+
+def _original_value(site, name: str):
+    for (pname, _, positional), orig in zip(site.bound() or (), site.original.args):
+        if pname == name:
+            return orig.value
+    return None
+
+
+api("torch.onnx.export", rule="UTL008", sig=("model", "args", "f"), handler=_onnx_export, returns=None)

@@ -151,11 +151,11 @@ def test_typed_legacy_constructors():
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
             ids = mindspore.Tensor([3, 1, 2], mindspore.int64)
-            grid = mindspore.ops.zeros((2, 3), mindspore.float32)
+            grid = mindspore.ops.zeros((2, 3), mindspore.float32)  # msmagic: DAT007 torch.FloatTensor(sizes) was uninitialised in PyTorch; zeros here
             tokens = 0
             for line in lines:
                 tokens += len(line)
-            buf = mindspore.ops.zeros(tokens, mindspore.int64)
+            buf = mindspore.ops.zeros(tokens, mindspore.int64)  # msmagic: DAT007 torch.LongTensor(sizes) was uninitialised in PyTorch; zeros here
             as_long = ids.type(mindspore.float32)
             unknown = mindspore.Tensor(q, mindspore.float32)  # msmagic: DAT007 torch.FloatTensor(x): x taken as data
             kind = isinstance(ids, torch.LongTensor)  # msmagic: DAT007 torch.LongTensor as a type

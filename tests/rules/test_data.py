@@ -196,7 +196,7 @@ def test_size_becomes_shape():
 
 def test_torch_tensor_as_a_type_and_its_legacy_constructor():
     """``torch.Tensor`` in isinstance and annotations is ``mindspore.Tensor``; called, it
-    is the legacy float32/uninitialised constructor, which is flagged and kept."""
+    is the legacy float32 constructor (DAT007, below)."""
     import msmagic
 
     run = run_pair(src("""
@@ -212,8 +212,7 @@ def test_torch_tensor_as_a_type_and_its_legacy_constructor():
     assert run.agree("is_tensor", "is_not", "y"), run.explain()
     assert "isinstance(x, mindspore.Tensor)" in run.port.code
     legacy = msmagic.port("import torch\nt = torch.Tensor([1, 2])\n")
-    assert [f.rule_id for f in legacy.unsupported] == ["DAT001"]
-    assert "torch.Tensor([1, 2])" in legacy.code
+    assert not legacy.unsupported and "mindspore.Tensor([1, 2], mindspore.float32)" in legacy.code
 
 
 # ----------------------------------------------------------------------------- DAT007
@@ -282,13 +281,63 @@ def test_typed_constructors_that_cannot_be_told_apart_are_flagged():
     port = msmagic.port(src("""
         import torch
         a = torch.LongTensor(q)
-        b = torch.FloatTensor([1.0], device="cpu")
+        b = torch.FloatTensor([1.0], pin_memory=True)
         c = isinstance(a, torch.LongTensor)
     """))
     code = port.code
     ast.parse(code)
     assert "a = mindspore.Tensor(q, mindspore.int64)  # msmagic: DAT007 torch.LongTensor(x): x taken as data" in code
-    assert "b = torch.FloatTensor([1.0], device=\"cpu\")  # msmagic: DAT007" in code
+    assert "b = torch.FloatTensor([1.0], pin_memory=True)  # msmagic: DAT007" in code
     assert "c = isinstance(a, torch.LongTensor)  # msmagic: DAT007 torch.LongTensor as a type" in code
     assert "import torch" in code
     assert [f.line for f in port.unsupported] == [2, 3, 4]
+
+
+def test_legacy_tensor_constructor_from_data_is_float32():
+    """``torch.Tensor(data)``: float32 whatever the data's dtype (a float64 array, ints,
+    a slice of an array), in a chain, inside a function, fed to a layer (udacity's
+    time-series RNN); ``device=`` dropped."""
+    run = run_pair(src("""
+        import torch
+        from torch import nn
+        import numpy as np
+        seq_length = 6
+        data = np.sin(np.linspace(0, np.pi, seq_length + 1))
+        data.resize((seq_length + 1, 1))
+        ints = torch.Tensor([[1, 2], [3, 4]])
+        from_f64 = torch.Tensor(data)
+        batch = torch.Tensor(data).unsqueeze(0)
+        on_cpu = torch.Tensor([0.5, 1.5], device="cpu")
+        def to_tensors(data):
+            x = data[:-1]
+            y = data[1:]
+            return torch.Tensor(x).unsqueeze(0), torch.Tensor(y)
+        x_t, y_t = to_tensors(data)
+        torch.manual_seed(0)
+        rnn = nn.RNN(1, 4, 1, batch_first=True)
+        out, hidden = rnn(x_t, None)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    names = ["ints", "from_f64", "batch", "on_cpu", "x_t", "y_t", "out", "hidden"]
+    assert run.agree(*names), run.explain()
+    assert all(str(run.row(n).ms_dtype) == "Float32" for n in names[:6])
+    assert not run.port.unsupported, run.port.unsupported
+    assert "mindspore.Tensor(x, mindspore.float32).unsqueeze(0)" in run.port.code
+
+
+def test_legacy_tensor_constructor_from_sizes_is_zeros_and_flagged():
+    run = run_pair(src("""
+        import torch
+        x = torch.Tensor(2, 3, 4)
+        x[:] = 0.25
+        y = torch.Tensor(3)
+        y[1:] = 2.0
+        y[0] = -1.0
+        e = torch.Tensor()
+        n = e.numel()
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("x", "y", "n"), run.explain()
+    assert "x = mindspore.ops.zeros((2, 3, 4), mindspore.float32)" in run.port.code
+    assert [(f.rule_id, f.line) for f in run.port.unsupported] == [("DAT007", 2), ("DAT007", 4)]
+    assert "uninitialised" in run.port.unsupported[0].reason

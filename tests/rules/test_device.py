@@ -89,16 +89,32 @@ def test_device_inside_a_function_is_guarded_at_its_indentation():
 def test_device_findings_keep_torch_and_comment():
     port = msmagic.port(src("""
         import torch
-        name = "cuda"
-        a = torch.device(name)
-        b = torch.device("mps")
+        rank = 1
+        a = torch.device(f"cuda:{rank}")
+        b = torch.device("xpu")
         c = torch.device("cuda:1" if torch.cuda.is_available() else "cpu")
     """))
     found = [(f.line, f.rule_id) for f in port.unsupported]
     assert found == [(3, "DEV001"), (4, "DEV001"), (5, "DEV001")]
-    assert "a = torch.device(name)  # msmagic: DEV001" in port.code
+    assert 'a = torch.device(f"cuda:{rank}")  # msmagic: DEV001' in port.code
     assert "c = torch.device(" in port.code and "mindspore.set_device(" not in port.code
     ast.parse(port.code)
+
+
+def test_device_from_a_variable_and_mps():
+    """A device name computed at run time is mapped by name when the code runs; "mps"
+    (MindSpore has no Metal target) is the CPU."""
+    run = run_pair(src("""
+        import torch
+        name = "cpu"
+        a = torch.device(name)
+        b = torch.device("mps" if torch.backends.mps.is_available() else name)
+        same = a == b
+        x = torch.ones(2).to(a) * 3
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("same", "x"), run.explain()
+    assert run.ms_ns["a"] == "CPU" and not run.port.unsupported
 
 
 def test_model_and_data_moves_removed_forward_matches():

@@ -58,10 +58,10 @@ def test_manual_seed_parity_run():
     assert "mindspore.set_seed(seed)" in run.port.code
 
 
-def test_manual_seed_value_used_is_flagged():
-    result = msmagic.port("import torch\ng = torch.manual_seed(0)\n")
+def test_manual_seed_value_of_a_computed_seed_is_flagged():
+    result = msmagic.port("import torch\ng = torch.manual_seed(int('3'))\n")
     assert [f.rule_id for f in result.unsupported] == ["RNG001"]
-    assert "g = mindspore.set_seed(0)  # msmagic: RNG001" in result.code
+    assert "g = mindspore.set_seed(int('3'))  # msmagic: RNG001" in result.code
 
 
 def test_generator_ports_and_behaves_like_torch():
@@ -114,3 +114,17 @@ def test_mindspore_manual_seed_alone_does_not_repeat_classic_ops():
     mindspore.manual_seed(9)
     b = mindspore.ops.randn(4).asnumpy()
     assert not np.array_equal(a, b)
+
+
+def test_manual_seed_value_is_mindsporess_default_generator():
+    """``g = torch.manual_seed(s)`` gives PyTorch's default Generator: the port seeds
+    MindSpore and gives MindSpore's default Generator, seeded the same way."""
+    import mindspore
+
+    result = msmagic.port("import torch\nseed = 3\ng = torch.manual_seed(seed)\nstart = g.initial_seed()\n")
+    assert "g = (mindspore.set_seed(seed) or mindspore.manual_seed(seed))" in result.code
+    assert not result.unsupported
+    ns = _ms_run(result.code)
+    assert isinstance(ns["g"], mindspore.Generator) and ns["start"] == 3
+    run = run_pair("import torch\nseed = 3\ng = torch.manual_seed(seed)\nstart = g.initial_seed()\n")
+    assert run.torch_error is None and run.ms_error is None and run.agree("start"), run.explain()

@@ -70,3 +70,28 @@ def test_version_becomes_mindspores():
     ns = {}
     exec(r.code, ns)
     assert ns["version"] == mindspore.__version__
+
+
+def test_pad_sequence_with_computed_padding_and_layout():
+    """bentrevett's collate functions: padding_value=pad_index (a variable) on int64 id
+    sequences, batch_first from a variable; the value is cast to the ids' dtype."""
+    run = check(src("""
+        import torch
+        import torch.nn as nn
+        pad_index = 1
+        first = True
+        def collate_fn(batch):
+            ids = [example["ids"] for example in batch]
+            return nn.utils.rnn.pad_sequence(ids, padding_value=pad_index)
+        batch = [{"ids": torch.tensor([5, 6, 7])}, {"ids": torch.tensor([8])}]
+        padded = collate_fn(batch)
+        fractional = nn.utils.rnn.pad_sequence([torch.tensor([2, 3]), torch.tensor([4])], padding_value=2.5)
+        rows = nn.utils.rnn.pad_sequence([torch.ones(2, 3), torch.zeros(1, 3)], batch_first=first,
+                                         padding_value=-pad_index)
+    """), "padded", "fractional", "rows", rule="UTL003")
+    assert not run.port.unsupported
+    flagged(src("""
+        import torch
+        side = "left"
+        p = torch.nn.utils.rnn.pad_sequence([torch.ones(2)], padding_side=side)
+    """), "UTL003", "padding_side not ported")
