@@ -192,6 +192,11 @@ class Context:
         """Per-port state of one rule (what it computes once and looks up)."""
         return self._w.state.scratch.setdefault(key, {})
 
+    def session_memory(self, key: str) -> dict:
+        """What one rule keeps across the cells of a session: {name -> fact}, kept by the
+        rule as later cells rebind names (an unported cell binding a name drops it)."""
+        return self._w.state.session.memory.setdefault(key, {})
+
     def parse_statement(self, text: str):
         """Parse generated code as a statement with the cell's indentation and newline."""
         return cst.parse_statement(text, config=self._w.state.module.config_for_parsing)

@@ -402,12 +402,32 @@ def test_requires_grad_is_leaf_and_grad_fn_reads():
     _check(run, "flags", "frozen", "trainable", "g")
 
 
-def test_reads_of_computed_tensors_are_flagged():
-    port = msmagic.port(src("""
+def test_reads_of_computed_tensors_at_the_top_level_are_decided():
+    """At the top level of a cell the port knows y was computed from a tensor that
+    requires grad (outside no_grad): requires_grad True, is_leaf False, and grad_fn a
+    string naming PyTorch's node (flagged: it only stands in for the node object)."""
+    run = run_pair(src("""
         import torch
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         y = x * 2
-        info = (y.requires_grad, y.is_leaf, y.grad_fn)
+        info = (y.requires_grad, y.is_leaf, y.grad_fn is None, bool(y.grad_fn))
+        node = str(y.grad_fn)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("info"), run.explain()
+    assert run.ms_ns["info"] == (True, False, False, True)
+    assert run.ms_ns["node"] == "<MulBackward0 object>"
+    assert run.torch_ns["node"].startswith("<MulBackward0 object at ")
+    assert [f.api for f in run.port.unsupported] == ["Tensor.grad_fn"] * 3
+    assert "(True, False, False, bool('<MulBackward0 object>'))" in run.port.code  # no "literal is None"
+
+
+def test_reads_of_computed_tensors_are_flagged():
+    port = msmagic.port(src("""
+        import torch
+        def info_of(x):
+            y = torch.exp(x)
+            return (y.requires_grad, y.is_leaf, y.grad_fn)
         w = torch.ones(2)
         w.add_(1.0)
         state = w.requires_grad
