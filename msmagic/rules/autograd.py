@@ -28,7 +28,7 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.build import STATEMENT_TYPES
+from msmagic.engine.build import STATEMENT_TYPES, descendants
 from msmagic.engine.build import code as _code
 from msmagic.engine.names import MARKER
 from msmagic.engine.spec import (
@@ -414,9 +414,12 @@ class _BlockIndex:
                 self.leaves.setdefault(n, []).append(i)
             for a, b in _ZEROED.findall(_stmt_code(ctx, stmt)):
                 self.zeroed.setdefault(a or b, []).append(i)
-            if elements is not None and _loop_only(stmt, _zeroes_var):
-                for n in elements:  # for p in L: p.grad = None
-                    self.zeroed.setdefault(n, []).append(i)
+            if "for" in _stmt_code(ctx, stmt):  # for p in L: ... p.grad = None (also in a with)
+                for loop in (n for n in (stmt, *descendants(stmt)) if type(n) is cst.For):
+                    names = _list_loop(ctx, loop, lists)
+                    if names and any(_zeroes_var(x) == loop.target.value for x in loop.body.body):
+                        for n in names:
+                            self.zeroed.setdefault(n, []).append(i)
 
     def last_binder(self, name: str, limit: int) -> int:
         """Index of the last statement before ``limit`` binding ``name`` (-1: none)."""
@@ -1615,7 +1618,7 @@ def _requires_grad_(site):
             return None  # ``x.requires_grad_()``: the statement hook removes the line
         new = site.receiver
         site.edit("GRD001", new, detail=f"{_code(site.original.func.value).strip()}.requires_grad_() -> "
-                                        f"{_code(new).strip()}: differentiated by the ported backward")
+                                        f"{_code(new).strip()}: differentiated where a backward asks for its gradient")
         return new
     recv = site.kind_of(site.receiver_original)
     for entry in METHODS.get("requires_grad_", ()):

@@ -16,6 +16,7 @@ fails."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import string
 import textwrap
@@ -777,6 +778,73 @@ def _top_forward(ctx, stmts, found) -> list:
     return forward
 
 
+def _parameters_of(node) -> Optional[str]:
+    """``model.parameters()`` -> "model"."""
+    if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "parameters" and isinstance(node.func.value, cst.Name)):
+        return node.func.value.value
+    return None
+
+
+def _sources(ctx, p) -> set:
+    """Names through which a step's forward pass reaches the parameters it trains: the
+    model the optimizer was built on (``optimizer = SGD(model.parameters())``), a module
+    whose ``zero_grad()`` the step calls, the module a clip names."""
+    out = set()
+    for i, role in p.index.items():
+        c = p.calls[i]
+        recv = c.func.value if isinstance(c.func, cst.Attribute) else None
+        if role in ("zero", "step") and isinstance(recv, cst.Name):
+            made = ctx.assigned_call(recv.value)
+            model = _parameters_of(made.args[0].value) if made is not None and made.args else None
+            if model is not None:
+                out.add(model)
+            elif role == "zero" and recv.value not in {_callee(x) for x in p.calls.values()
+                                                       if _method_name(x) == "step"}:
+                out.add(recv.value)  # net.zero_grad() with opt.step()
+        elif role == "clip" and c.args and (model := _parameters_of(c.args[0].value)) is not None:
+            out.add(model)
+    return out
+
+
+def _loop_forward(ctx, stmts, p, found: list) -> list:
+    """In a loop or function body the slice reaches back to the data preparation
+    (``x = one_hot(x)``, ``if train_on_gpu: x = x.cuda()``): the forward pass starts at
+    the first statement that reads the model (a name the optimizer, zero_grad() or a clip
+    ties to it, or a module), else at the first that calls a name that may be one (no
+    function, class or builtin the port knows); what comes before stays in the loop and
+    reaches the forward function as arguments."""
+    if not found:
+        return found
+    sources = _sources(ctx, p)
+    classes = {s.name.value for s in ctx.blocks[0][0] if isinstance(s, cst.ClassDef)} if ctx.blocks else set()
+
+    def reads_model(stmt) -> bool:
+        for n in descendants(stmt):
+            if type(n) is cst.Name and (n.value in sources or (
+                    (kind := ctx.kind_of(n)) is not None and kind.base == "module")):
+                return True
+        return False
+
+    def calls_unknown(stmt) -> bool:
+        for n in descendants(stmt):
+            if type(n) is cst.Call and type(n.func) is cst.Name:
+                name = n.func.value
+                if (name not in _BUILTINS and name not in classes and ctx.resolve(n.func) is None
+                        and ctx.function_definition(name) is None):
+                    return True
+        return False
+
+    for test in (reads_model, calls_unknown):
+        start = next((k for k, i in enumerate(found) if test(stmts[i])), None)
+        if start is not None:
+            return found[start:]
+    return found
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
 @dataclass
 class _Manual:
     """``with torch.no_grad(): for p in model.parameters(): p -= lr * p.grad`` after the
@@ -911,7 +979,8 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     first_back = min(i for i, r in p.index.items() if r == "backward")
     last_back = max(i for i, r in p.index.items() if r == "backward")
     found = _slice(ctx, stmts, p, last_back)
-    forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else found, last_back)
+    forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else
+                           _loop_forward(ctx, stmts, p, found), last_back)
     compound = not all(_is_plain(stmts[i]) for i in forward)
     fbound, fread = set(), set()
     for i in forward:
