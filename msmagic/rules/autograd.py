@@ -646,9 +646,9 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
                 for leaf in set(order) & needed:
                     leaves[leaf] = (d, i, order.index(leaf))
                 needed -= bound
-    if not ctx.functions and not ctx.classes:
-        earlier, problem = _earlier_slice(ctx, needed - fixed, leaves if inputs is None else None,
-                                          top=depth == 0)
+    if not ctx.classes:
+        earlier, problem = _earlier_slice(ctx, needed - fixed - _locals(ctx),
+                                          leaves if inputs is None else None, top=depth == 0)
         mixed = mixed or problem
         chosen = [(k - len(earlier), *item) for k, item in enumerate(earlier)] + chosen
     params = list(inputs) if inputs is not None else sorted(leaves, key=leaves.get)
@@ -786,8 +786,28 @@ def _memory(ctx) -> dict:
 
 def earlier_leaves(ctx) -> dict:
     """Names that hold ``requires_grad`` tensors made in earlier cells (or earlier at the
-    top level of this one) -> their facts."""
-    return {n: f for n, f in _memory(ctx).items() if f.leaf}
+    top level of this one) -> their facts; not the names the enclosing functions bind."""
+    local = _locals(ctx)
+    return {n: f for n, f in _memory(ctx).items() if f.leaf and n not in local}
+
+
+def _locals(ctx) -> set:
+    """Names the functions enclosing the current statement bind (parameters included)."""
+    memo = _memo(ctx, "locals")
+    out: set = set()
+    for f in ctx.functions:
+        found = memo.get(id(f))
+        if found is None:
+            found = {p.name.value for p in (*f.params.params, *f.params.kwonly_params, *f.params.posonly_params)}
+            for star in (f.params.star_arg, f.params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    found.add(star.name.value)
+            if isinstance(f.body, cst.IndentedBlock):
+                for stmt in f.body.body:
+                    found |= _names_of(ctx, stmt)[0]
+            memo[id(f)] = found
+        out |= found
+    return out
 
 
 def earlier_elements(ctx, name: str) -> Optional[tuple]:
@@ -1112,6 +1132,47 @@ def _port_backward(ctx, original, updated):
              detail=f"{target}.backward() -> {how} of {fn}({', '.join(plan.params)}) "
                     f"re-deriving {target} from {len(plan.body)} statement(s); -> {', '.join(grads)}")
     return cst.FlattenSentinel([func, assign])
+
+
+def slice_reads(ctx, target) -> set:
+    """The names the statements computing ``target`` (an expression of the current
+    statement) read, in this cell and, at the top level, earlier cells."""
+    found = _Target(target, [], "", target.value if isinstance(target, cst.Name) else None)
+    plan = _plan(ctx, found.label, inputs=[], reads=found.reads())
+    reads = set(found.reads() or {found.name})
+    for stmt in plan.reached:
+        reads |= _names_of(ctx, stmt)[1]
+    return reads
+
+
+def next_seq() -> int:
+    """A number greater than those of every statement remembered so far."""
+    return next(_SEQ)
+
+
+def seq_of(ctx, stmt) -> Optional[int]:
+    """The order of a top-level statement of an earlier cell that bound a name still
+    remembered (None: not one)."""
+    for fact in _memory(ctx).values():
+        if fact.stmt is stmt:
+            return fact.seq
+    return None
+
+
+def rederive(ctx, target, inputs: list):
+    """(name, text, statements) of ``def fn(): <the statements computing target>; return
+    target``, the slice stopping at ``inputs`` (a model: what its parameters feed is
+    re-derived); a string saying why not."""
+    found = _Target(target, [], "", target.value if isinstance(target, cst.Name) else None)
+    plan = _plan(ctx, found.label, inputs=inputs, reads=found.reads())
+    if plan.problem:
+        return plan.problem
+    fn = ctx.fresh_name(f"_{found.base}_fn")
+    plan.params = []
+    text = _def_text(ctx, fn, plan, found.returned(ctx))
+    if text is None:
+        return f"a statement computing {found.label} was rewritten by another rule"
+    return fn, text, plan.body
 
 
 _LEAF_TEXT = re.compile(r"requires_grad\s*=\s*True|\.requires_grad_\(")

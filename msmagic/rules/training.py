@@ -27,9 +27,10 @@ import libcst as cst
 
 from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
-from msmagic.engine.build import child_nodes, descendants
+from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
+from msmagic.rules.autograd import earlier_leaves, list_marks, next_seq, rederive, seq_of, slice_reads
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -57,7 +58,19 @@ register(
         parameter's gradient
         (``print(linear.weight.grad)``), it reads ``grad_of[linear.weight]`` from
         ``grad_of = dict(zip(optimizer.parameters, grads))``: a Parameter hashes by
-        identity, so that is the gradient the step computed for it.
+        identity, so that is the gradient the step computed for it. Teaching notebooks
+        split a step over the top level of several cells: ``loss.backward()`` with no step
+        in its block becomes ``mindspore.grad`` of a function re-deriving the loss (from
+        the statements of this cell and earlier ones that compute it from the model) over
+        the model's parameters (the optimizer's, once one is built on them); a
+        ``.grad`` read after it reads that gradient, one before any backward reads None,
+        ``zero_grad()`` forgets the gradients and a later ``optimizer.step()`` applies
+        them (``optimizer(grads)``). The loss is not re-derived (the backward is flagged)
+        when the model changed in between (a step, ``eval()``) or its forward pass draws
+        random numbers (dropout): the function would compute other values. In a loop or
+        function body the forward function starts at the first statement that reads the
+        model; the data preparation before it (``if train_on_gpu: x = x.cuda()``) stays in
+        the loop and reaches the function as arguments.
     """,
     seed=SEED + " › nn.Cell gradient / Optimizer Execution and Usage Differences",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.backward)",
@@ -180,11 +193,13 @@ register(
         the loss computed by plain assignments in the same block. The block may be a loop
         body, a function body or the top level of a cell; at the top level ``zero_grad()``
         may be missing when the model and its optimizer are built in the same cell (no
-        ``.grad`` can hold anything yet). Otherwise (gradients accumulated over several
-        iterations, a step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to
-        ``.grad``, a loss computed in an earlier cell, ``backward()`` with
-        no step, whose gradients PyTorch leaves in ``.grad`` for the code to read) the
-        statements are left as they are and the line where the rewrite fails is flagged.
+        ``.grad`` can hold anything yet), and a step split over cells is ported statement
+        by statement (TRN001). Otherwise (gradients accumulated over several iterations, a
+        step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to ``.grad``,
+        ``backward()`` with no step in a loop, whose gradients PyTorch leaves in ``.grad``
+        for the code to read, a step or ``.grad`` read after a training loop, whose last
+        gradients only PyTorch keeps) the statements are left as they are and the line
+        where the rewrite fails is flagged.
         To port it by hand: move the loss computation into a function, build ``grad_fn =
         mindspore.value_and_grad(fn, None, optimizer.parameters)`` (or
         ``model.trainable_params()``), and for accumulation sum the returned gradient
@@ -252,9 +267,12 @@ register(
         ``step``/``zero_grad`` methods (they are called with a gradient tuple), so these
         statements are removed (an emptied block keeps ``pass``). Where the cell does
         call ``backward()``, steps and ``zero_grad()`` calls that are not part of a
-        rewritten training step are flagged instead (TRN004). Gradients left by a
-        ``backward()`` in an earlier cell are not seen: that ``backward()`` is flagged
-        there and has to be ported together with its step.
+        rewritten training step are flagged instead (TRN004). What the top-level
+        statements of earlier cells left in a module's gradients is remembered (this
+        rule's hook records it after each statement): a step whose gradients a ported
+        ``backward()`` of an earlier cell computed applies them (TRN001), and one after a
+        training loop or a backward the port did not rewrite (PyTorch's ``.grad`` then
+        holds gradients MindSpore never computed) is flagged.
     """,
     seed=SEED + " › Optimizer Execution and Usage Differences",
     example="""
@@ -574,9 +592,11 @@ def _leaves(ctx, stmts) -> set:
                             func = small.value.func
                             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                                 found.add(func.value.value)
+                elif isinstance(s, cst.For):  # for p in params: p.requires_grad = True
+                    found.update(list_marks(ctx, s))
             memo[key] = found
         out |= memo[key]
-    return out
+    return out | set(earlier_leaves(ctx))  # made to require grad in an earlier cell
 
 
 def _slice(ctx, stmts, p, last_back) -> list:
@@ -1584,6 +1604,8 @@ def _step_line(ctx, original, updated):
                 return cst.RemovalSentinel.REMOVE
             if p.rewrite and p.top and index in p.grad_reads:
                 return _read_grads(ctx, original, updated, ctx.scratch("training")["top_step"]["grad_of"])
+        if ctx.depth == 0 and ".grad" in _code(original):
+            return _module_grad_reads(ctx, original, updated)
         return updated
     p = _analyse(ctx, stmts)
     i = p.position(c)
@@ -1591,12 +1613,20 @@ def _step_line(ctx, original, updated):
         return updated
     role = p.index[i]
     if p.noop:
+        if ctx.depth == 0:  # what earlier cells left in the gradients
+            new = _sequential(ctx, p, role, c, original, updated, noop=True)
+            if new is not None:
+                return new
         return _drop(ctx, p, original, updated, name)
     owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
     if (role == "zero" and not p.backs and isinstance(owner, cst.FunctionDef) and not ctx.classes
             and len(p.index) == len(stmts) - _docstring(stmts) and _zero_helper_receivers(owner) is not None):
         return _drop(ctx, p, original, updated, name, rule="TRN007",
                      why=f"{owner.name.value}() only clears gradients; MindSpore's grad_fn returns fresh ones")
+    if p.problem and p.top and not p.grd and role != "clip":
+        new = _sequential(ctx, p, role, c, original, updated)
+        if new is not None:
+            return new
     if p.problem:
         if p.problem[0] is c:
             _, reason, comment = p.problem
@@ -1621,6 +1651,284 @@ def _step_line(ctx, original, updated):
                     "cell; move it there, or port it by hand with value_and_grad and optimizer(grads)",
                     node=c, api=".step()", comment=_STEP_COMMENT)
     return updated
+
+
+# ----------------------------------------------------------------------------- steps across cells
+
+#: the key of this module's facts in the session (``Context.session_memory``)
+_MEMORY = "training"
+
+
+@dataclass
+class _Grads:
+    """What the top-level statements so far (of earlier cells too) left in the ``.grad``
+    of a module's parameters, or which module an optimizer steps. Teaching notebooks
+    split a step over cells: ``loss.backward()`` and a read of ``model[0].weight.grad``
+    in one, ``optimizer.step()`` in the next."""
+
+    module: bool = False
+    kind: str = ""  # the module's kind ("module:torch.nn.Linear")
+    #: the variable holding the gradients PyTorch keeps in ``.grad`` (a tuple aligned
+    #: with ``weights``); None: no gradient (a fresh module, or zeroed)
+    grads: Optional[str] = None
+    weights: str = ""
+    table: Optional[str] = None  # dict parameter -> gradient, for ``.grad`` reads
+    #: ``.grad`` holds what the port did not compute (a flagged backward, a training loop)
+    unknown: bool = False
+    model: Optional[str] = None  # an optimizer: the module whose parameters it holds
+    #: when a top-level statement last changed the module (a step, ``eval()``...): a
+    #: forward pass computed before it cannot be re-derived for a backward after it
+    touched: int = -1
+    #: its forward pass draws random numbers (dropout): re-deriving it gives other values
+    random: bool = False
+
+
+def _memory(ctx) -> dict:
+    return ctx.session_memory(_MEMORY)
+
+
+def _model_of(ctx, opt: str) -> Optional[str]:
+    fact = _memory(ctx).get(opt)
+    return fact.model if fact is not None else None
+
+
+def _is_model(ctx, name: str) -> bool:
+    """Is ``name`` a module with parameters built at the top level (not a loss)?"""
+    fact = _memory(ctx).get(name)
+    return fact is not None and fact.module and not fact.kind.endswith("Loss")
+
+
+def _sequential(ctx, p, role, call, original, updated, noop: bool = False):
+    """A step split over the top level of one or several cells (no complete step in the
+    block, or one the block rewrite cannot take): each statement acts on what the cells
+    so far left in the module's ``.grad``: ``backward()`` computes the gradients
+    (``mindspore.grad`` of a function re-deriving the loss), ``zero_grad()`` forgets
+    them, ``step()`` applies them (``optimizer(grads)``). None: not decided here (the
+    caller flags it)."""
+    mem = _memory(ctx)
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if role == "backward":
+        return _module_backward(ctx, call, original, updated)
+    if not isinstance(recv, cst.Name):
+        return None
+    model = recv.value if _is_model(ctx, recv.value) else _model_of(ctx, recv.value)
+    fact = mem.get(model) if model is not None else None
+    if fact is None or not fact.module:
+        return None
+    if role == "zero":
+        held = fact.grads is not None or fact.unknown
+        fact.grads, fact.table, fact.unknown = None, None, False
+        if noop and not held:
+            return None  # nothing to clear: TRN006 removes it
+        return _drop(ctx, p, original, updated, "zero_grad", rule="TRN001",
+                     why=f"the gradients of {model} are values MindSpore computes afresh at each backward")
+    if role != "step" or call.args or recv.value == model:
+        return None
+    if fact.unknown:
+        ctx.finding("TRN004", f"{recv.value}.step() applies the gradients a backward() the port did not rewrite "
+                    f"left in {model}'s .grad (a training loop leaves its last step's there); compute them with "
+                    "mindspore.value_and_grad and call the optimizer with them", node=call, api=".step()",
+                    comment="step() of gradients not ported; see rule TRN004")
+        return updated
+    if fact.grads is None:
+        return None  # PyTorch skips parameters without .grad: TRN006 removes it
+    opt = recv.value
+    new = _stmt(f"{opt}({fact.grads})\n").with_changes(leading_lines=updated.leading_lines,
+                                                       trailing_whitespace=updated.trailing_whitespace)
+    ctx.edit("TRN001", new, node=call, api="optimizer.step()",
+             detail=f"{opt}.step() -> {opt}({fact.grads}): the gradients the backward() before computed")
+    return new
+
+
+def _module_backward(ctx, call, original, updated):
+    """``loss.backward()`` of a module's loss at the top level, with no step in the block:
+    ``mindspore.grad`` of a function re-deriving the loss (from this cell's statements and
+    earlier cells') with respect to the module's parameters; a dict from each parameter
+    to its gradient serves the ``.grad`` reads."""
+    mem = _memory(ctx)
+    loss = call.func.value
+    if call.args:
+        return None
+    models = sorted(n for n in slice_reads(ctx, loss) if _is_model(ctx, n))
+    if len(models) != 1:
+        return None
+    model = models[0]
+    fact = mem[model]
+    if fact.unknown or fact.grads is not None:
+        return None  # PyTorch adds to gradients the port does not hold: flagged
+    opts = [n for n, f in mem.items() if f.model == model]
+    weights = f"{opts[-1]}.parameters" if opts else f"{model}.trainable_params()"
+    made = rederive(ctx, loss, [model])
+    if isinstance(made, str) or _changed_since(ctx, model, made[2]) or fact.random:
+        return None
+    fn, def_text, _ = made
+    grads = ctx.fresh_name(f"_{model}_grads")
+    later, index = ctx.blocks[0]
+    # a dict from each parameter to its gradient, when this cell reads a .grad after
+    # (a later cell builds it where it reads one)
+    table = ctx.fresh_name("_grad_of") if any(_reads_grad(s) for s in later[index + 1:]) else None
+    grad = _code(ctx.ref("mindspore.grad")).strip()
+    stmts = cst.parse_module(f"{def_text}{grads} = {grad}({fn}, None, {weights})()\n"
+                             + (f"{table} = dict(zip({weights}, {grads}))\n" if table else "")).body
+    stmts = [stmts[0].with_changes(leading_lines=updated.leading_lines), *stmts[1:]]
+    stmts[1] = stmts[1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+    fact.grads, fact.weights, fact.table = grads, weights, table
+    _handled(ctx).add(id(original))
+    ctx.edit("TRN001", stmts[1], node=call, api="loss.backward()",
+             detail=f"{_code(loss).strip()}.backward() -> mindspore.grad of {fn}() over {weights}"
+                    + (f"; {table}[param] is param.grad" if table else ""))
+    return cst.FlattenSentinel(stmts)
+
+
+def _param_root(node) -> Optional[str]:
+    """``model`` for ``model[0].weight`` / ``model.fc.bias``."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _ModuleGrads(cst.CSTTransformer):
+    """``model.fc.weight.grad`` -> ``_grad_of[model.fc.weight]`` (or ``None``)."""
+
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx, self.changed, self.unknown = ctx, [], []
+
+    def leave_Attribute(self, original_node, updated_node):
+        if updated_node.attr.value != "grad" or not isinstance(updated_node.value, (cst.Attribute, cst.Subscript)):
+            return updated_node
+        root = _param_root(updated_node.value)
+        fact = _memory(self.ctx).get(root) if root else None
+        if fact is None or not fact.module:
+            return updated_node
+        if fact.unknown:
+            self.unknown.append(_code(updated_node.value).strip())
+            return updated_node
+        self.changed.append(_code(updated_node.value).strip())
+        if fact.grads is None:
+            return cst.Name("None")
+        table = (cst.Name(fact.table) if fact.table else
+                 build_expression(f"dict(zip({fact.weights}, {fact.grads}))"))
+        return cst.Subscript(value=table, slice=[cst.SubscriptElement(cst.Index(updated_node.value))])
+
+
+def _module_grad_reads(ctx, original, updated):
+    """A read of a module parameter's ``.grad`` at the top level: the gradient the
+    cells so far computed for it, or None where no backward() filled it."""
+    if not _memory(ctx) or not _reads_grad(original):
+        return updated
+    reads = _ModuleGrads(ctx)
+    new = updated.visit(reads)
+    for w in reads.unknown:
+        ctx.finding("TRN004", f"{w}.grad holds what a backward() the port did not rewrite as a value left "
+                    "(a training loop keeps its last step's gradients there); MindSpore parameters have no "
+                    ".grad: compute the gradient with mindspore.grad where it is read",
+                    node=original.body[0], api="Tensor.grad", comment=f"{w}.grad not ported")
+    if not reads.changed:
+        return updated
+    ctx.edit("TRN001", None, node=original.body[0], api="Tensor.grad",
+             detail="; ".join(f"{w}.grad -> the gradient the backward() before computed" for w in reads.changed))
+    return new
+
+
+_READ_ONLY = frozenset({"parameters", "named_parameters", "state_dict", "zero_grad", "children", "modules",
+                        "named_modules", "named_children", "buffers", "named_buffers", "trainable_params"})
+
+
+def _touches(stmt, watched: set) -> bool:
+    """Does the statement change a watched module (or step an optimizer of it):
+    ``model.eval()``, ``optimizer.step()``, ``model.fc.weight.data = ...``, a compound
+    statement using it? Calling it (the forward pass) and printing do not."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return bool(_fast_names(stmt)[1] & watched)
+    for small in stmt.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and _param_root(func) in watched and func.attr.value not in _READ_ONLY:
+                return True
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                   else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])
+        if any(isinstance(t, (cst.Attribute, cst.Subscript)) and _param_root(t) in watched for t in targets):
+            return True
+    return False
+
+
+def _changed_since(ctx, model: str, body: list) -> bool:
+    """Did a statement change ``model`` after the first of the forward statements
+    ``body`` (of this cell or earlier ones) that a backward would re-derive?"""
+    mem = _memory(ctx)
+    watched = {model} | {n for n, f in mem.items() if f.model == model}
+    stmts, index = ctx.blocks[0]
+    position = {id(s): k for k, s in enumerate(stmts)}
+    here = [position[id(s)] for s in body if id(s) in position]
+    earlier = [q for q in (seq_of(ctx, s) for s in body if id(s) not in position) if q is not None]
+    if earlier and mem[model].touched > min(earlier):
+        return True
+    first = min(here) if here and not earlier else 0
+    inside = {id(s) for s in body}
+    return any(id(stmts[k]) not in inside and _touches(stmts[k], watched) for k in range(first, index))
+
+
+def _remember(ctx, original, updated):
+    """Record what a top-level statement did to the modules' gradients (``_Grads``)."""
+    if ctx.depth != 0 or not ctx.torch_in_scope:
+        return updated
+    mem = _memory(ctx)
+    code = _code(original)
+    seq = next_seq()
+    for name, fact in list(mem.items()):
+        if fact.module and _touches(original, {name} | {n for n, f in mem.items() if f.model == name}):
+            fact.touched = seq
+    if (".backward(" in code and id(original) not in _handled(ctx)) or _trains(ctx, original):
+        for fact in mem.values():  # a training loop (or a call of a function holding one)
+            if fact.module:
+                fact.unknown, fact.grads = True, None
+    small = original.body[0] if isinstance(original, cst.SimpleStatementLine) and len(original.body) == 1 else None
+    for name in _bound_read(ctx, original)[0]:
+        value = small.value if isinstance(small, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets) else None
+        kind = ctx.kind_of(value) if isinstance(value, cst.Call) else None
+        if kind is not None and kind.base == "module" and (
+                isinstance(value.func, cst.Name) or ctx.resolve(value.func) is not None):  # built here
+            mem[name] = _Grads(module=True, kind=str(kind), touched=seq,
+                               random="dropout" in _code(value).lower() or _random_class(ctx, kind.detail))
+        elif kind == "optimizer" and value.args and (model := _parameters_of(value.args[0].value)) is not None:
+            mem[name] = _Grads(model=model)
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and name in mem and \
+                _param_root(value.func) == name:
+            pass  # model = model.to(device): the same module
+        else:
+            mem.pop(name, None)
+    return updated
+
+
+def _random_class(ctx, detail: str) -> bool:
+    """Is ``detail`` a class of this cell whose definition uses dropout (its forward
+    pass then draws random numbers in training mode)?"""
+    for stmt in ctx.blocks[0][0] if ctx.blocks else ():
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value == detail:
+            return "dropout" in _code(stmt).lower()
+    return False
+
+
+def _handled(ctx) -> set:
+    """ids of the top-level backward() statements whose gradients the port computed as
+    values (their modules' ``_Grads`` say where)."""
+    return ctx.scratch("training").setdefault("handled", set())
+
+
+def _trains(ctx, stmt) -> bool:
+    """Does the statement call a function of this cell or an earlier one whose body calls
+    ``backward()``?"""
+    for n in descendants(stmt):
+        if type(n) is cst.Call and type(n.func) is cst.Name:
+            fdef = ctx.function_definition(n.func.value)
+            if fdef is not None and ".backward(" in _code(fdef):
+                return True
+    return False
+
+
+statement_hook("TRN006", *STATEMENT_TYPES)(_remember)  # after the step lines (TRN004)
 
 
 def _docstring(stmts) -> int:
@@ -1685,6 +1993,12 @@ def _top_step(ctx, p, stmts, i, original, updated):
         step = _build(ctx, p, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
         state.update(grads=step.grads, opt=opt)
         lookup = _grad_lookup(ctx, p, stmts, opt, step.grads)
+        model = _model_of(ctx, opt)
+        if model is not None and model in _memory(ctx):  # what .grad holds after the step
+            _memory(ctx)[model] = _Grads(module=True, kind=_memory(ctx)[model].kind, grads=step.grads,
+                                         weights=f"{opt}.parameters",
+                                         table=state.get("grad_of") if lookup else None)
+            _handled(ctx).add(id(original))
         _log(ctx, p, step)
         fn = step.fn.with_changes(leading_lines=[*lead, *updated.leading_lines])
         call = step.call.with_changes(trailing_whitespace=updated.trailing_whitespace)

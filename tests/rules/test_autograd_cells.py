@@ -210,3 +210,60 @@ def test_gradient_of_a_function_parameter_made_a_leaf():
     assert run.torch_error is None and run.ms_error is None, run.explain()
     assert run.agree("sig", "tanh", "relu"), run.explain()
     assert "return _x_grad" in run.port.code and not run.port.unsupported
+
+
+STEP_OVER_CELLS = [
+    src("""
+        import torch
+        from torch import nn, optim
+        torch.manual_seed(0)
+        trainset = torch.utils.data.TensorDataset(torch.rand(128, 1, 28, 28) * 2 - 1, torch.randint(0, 10, (128,)))
+        trainloader = torch.utils.data.DataLoader(trainset, batch_size=32, shuffle=True)
+    """),
+    src("""
+        model = nn.Sequential(nn.Linear(784, 64), nn.ReLU(), nn.Linear(64, 10), nn.LogSoftmax(dim=1))
+        criterion = nn.NLLLoss()
+        images, labels = next(iter(trainloader))
+        images = images.view(images.shape[0], -1)
+        logps = model(images)
+        loss = criterion(logps, labels)
+    """),
+    src("""
+        print('Before backward pass: \\n', model[0].weight.grad)
+        loss.backward()
+        after = model[0].weight.grad * 1.0
+    """),
+    src("""
+        optimizer = optim.SGD(model.parameters(), lr=0.01)
+        lr = optimizer.param_groups[0]["lr"]
+    """),
+    src("""
+        images, labels = next(iter(trainloader))
+        images = images.view(32, 784)
+        optimizer.zero_grad()
+        output = model(images)
+        loss = criterion(output, labels)
+        loss.backward()
+        gradient = model[0].weight.grad * 1.0
+    """),
+    src("""
+        optimizer.step()
+        updated = model[0].weight * 1.0
+    """),
+]
+
+
+def test_a_training_step_split_over_cells(parity_shell):
+    """udacity intro part 3: backward() and a read of model[0].weight.grad in one cell
+    (None before it), the optimizer in the next, zero_grad/forward/backward in another
+    and optimizer.step() in the last."""
+    reports, printed = parity_cells(parity_shell, STEP_OVER_CELLS)
+    ns, shadow = parity_shell.user_ns, msmagic.shadow_namespace()
+    assert "Before backward pass: \n None" in printed[2]
+    for i, name in ((2, "after"), (4, "gradient"), (5, "updated")):
+        assert reports[i].row(name).status == "match", reports[i].summary()
+    np.testing.assert_allclose(to_numpy(shadow["updated"]), to_numpy(ns["updated"]), rtol=1e-6, atol=1e-7)
+    assert np.abs(to_numpy(ns["updated"]) - to_numpy(ns["model"][0].weight)).max() == 0
+    assert reports[5].port.code.startswith("optimizer(_model_grads)")
+    assert "print('Before backward pass: \\n', None)" in reports[2].port.code
+    assert not [f for r in reports for f in r.port.unsupported if f.rule_id.startswith(("TRN", "GRD"))]
