@@ -61,7 +61,19 @@ register(
         returns it. Values computed under ``torch.no_grad()`` are not re-derived (they
         are constants, as for PyTorch's graph), and an ``enable_grad`` block is re-derived
         without its ``with``. The forward statements run once more inside the function,
-        so keep them free of side effects and random draws.
+        so keep them free of side effects and random draws. Notebooks spread this over
+        cells: the tensors made to require gradients, the statements computing from them
+        at the top level of a cell and the gradients computed are remembered for the
+        cells after it, so ``z.backward()`` re-derives ``z`` from earlier cells' statements
+        and a later cell's ``x.grad`` reads the gradient. A list of tensors marked in a
+        loop (``for p in parameters: p.requires_grad = True``, makemore) makes each a
+        tensor the function is differentiated by, in the list's order; the loop stays
+        (it binds ``p``, and the attribute is harmless on a MindSpore tensor). After
+        ``t.retain_grad()`` on intermediate tensors (manual backprop lessons read
+        ``t.grad`` inside a helper that receives ``t``), each one's gradient comes from a
+        function re-deriving the target from it, and the gradients of the intermediates
+        and of the tensors differentiated are stored as their ``.grad`` attributes (a
+        MindSpore tensor takes one), so reads through any name find them.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -157,7 +169,14 @@ register(
         ``x.grad.zero_()`` becomes ``_x_grad = ops.zeros_like(_x_grad)`` (in-place
         ``zero_`` has no CPU kernel on MindSpore 2.10). PyTorch adds each backward's
         gradient to ``x.grad``; the port assigns it, so a second backward without zeroing
-        in between is flagged instead of ported.
+        in between is flagged instead of ported. A read of ``x.grad`` that runs once, in
+        order, before any backward reached ``x`` reads None (PyTorch's value there, also
+        for a tensor that does not require grad). A loop over a list of such tensors
+        (``for p in parameters: p.data += -lr * p.grad``) iterates over
+        ``zip(parameters, (_a_grad, _b_grad))`` with ``p_grad`` for ``p.grad``; an update
+        of the loop variable itself (``p -= lr * p.grad``) becomes ``ops.assign``, since
+        ``p -= ...`` binds a new tensor to ``p`` in MindSpore and leaves the list's
+        unchanged, and ``p.grad = None`` in such a loop resets the gradient variables.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -220,9 +239,15 @@ register(
         created with ``requires_grad=True`` (or marked with ``requires_grad_()``) has
         ``requires_grad`` True, ``is_leaf`` True and ``grad_fn`` None; a tensor a factory
         created without it has False, True and None. ``requires_grad`` of anything else
-        (a Parameter, a value of unknown origin) is kept, since Parameters have it. A
-        tensor computed from others depends on the recorded graph: those reads (and
-        every ``grad_fn`` or ``is_leaf`` read that cannot be decided) are flagged.
+        (a Parameter, a value of unknown origin) is kept, since Parameters have it. At
+        the top level of a cell (earlier cells included), a tensor computed from one that
+        requires grad, outside ``no_grad()``, has ``requires_grad`` True and ``is_leaf``
+        False, and its ``grad_fn``, PyTorch's graph node, reads as a string naming the
+        node (``'<PowBackward0 object>'``, what printing it shows without the address; not
+        None, as the node is not); that read is flagged, since code using the node itself
+        has no counterpart. Other reads of computed tensors depend on the recorded graph:
+        those (and every ``grad_fn`` or ``is_leaf`` read that cannot be decided) are
+        flagged.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -1131,7 +1156,69 @@ def _port_backward(ctx, original, updated):
     ctx.edit(rule, assign.body[0], node=original, api=api_name,
              detail=f"{target}.backward() -> {how} of {fn}({', '.join(plan.params)}) "
                     f"re-deriving {target} from {len(plan.body)} statement(s); -> {', '.join(grads)}")
-    return cst.FlattenSentinel([func, assign])
+    retained = _retained_before(ctx) if vector is None else []
+    if not retained:
+        return cst.FlattenSentinel([func, assign])
+    return cst.FlattenSentinel([func, assign, *_retained_grads(ctx, found, plan.params, grads, retained)])
+
+
+def _retain_var(stmt) -> Optional[str]:
+    """``t.retain_grad()`` as a statement -> "t"."""
+    call = stmt.body[0].value if (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                                  and isinstance(stmt.body[0], cst.Expr)) else None
+    if (isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "retain_grad" and isinstance(call.func.value, cst.Name)):
+        return call.func.value.value
+    return None
+
+
+def _retains(ctx, stmt) -> Optional[list]:
+    """The names ``t.retain_grad()`` / ``for t in [a, b]: t.retain_grad()`` asks PyTorch
+    to keep the gradients of; None for another statement."""
+    name = _retain_var(stmt)
+    if name is not None:
+        return [name]
+    if _loop_only(stmt, _retain_var):
+        return list(_list_loop(ctx, stmt) or ()) or None
+    return None
+
+
+def _retained_before(ctx) -> list:
+    """The intermediate tensors the statements before the current one in its block (since
+    the last backward) asked to keep their gradients, in order."""
+    body, index = ctx.blocks[-1]
+    out: list = []
+    for stmt in reversed(body[:index]):
+        if _BACKWARD.search(_stmt_code(ctx, stmt)):
+            break
+        out[:0] = _retains(ctx, stmt) or []
+    return list(dict.fromkeys(out))
+
+
+def _retained_grads(ctx, found: _Target, params: list, grads: list, retained: list) -> list:
+    """After a backward with ``retain_grad()`` on intermediates (manual backprop lessons
+    compare hand-derived gradients with ``t.grad``, often inside a helper that receives
+    ``t``): each intermediate's gradient, from a function re-deriving the target from it,
+    and every gradient stored as the tensor's ``.grad`` attribute (a MindSpore tensor
+    takes one), so reads through any name find it."""
+    out = []
+    if params:
+        out.append(f"{', '.join(f'{p}.grad' for p in params)} = {', '.join(grads)}\n")
+    for name in retained:
+        plan = _plan(ctx, found.label, inputs=[name], reads=found.reads())
+        fn = ctx.fresh_name(f"_{found.base}_fn")
+        text = None if plan.problem else _def_text(ctx, fn, plan, found.returned(ctx))
+        if text is None or not plan.body:
+            ctx.finding(_FIND, f"the gradient of {name} (retain_grad()) is not ported: "
+                        + (plan.problem or f"{found.label} is not computed from {name} in this block"),
+                        node=ctx.statement, api="Tensor.retain_grad",
+                        comment=f"{name}.grad not ported")
+            continue
+        out.append(text + f"{name}.grad = {_grad_call(ctx, fn, [name], None)}\n")
+    ctx.edit("GRD001", None, node=ctx.statement, api="Tensor.retain_grad",
+             detail=f"{', '.join(retained)}.grad: mindspore.grad of functions re-deriving {found.label} "
+                    "from each; the gradients are stored as .grad attributes")
+    return list(cst.parse_module("".join(out)).body)
 
 
 def slice_reads(ctx, target) -> set:
@@ -1390,6 +1477,8 @@ def _statement_hook(ctx, original, updated):
 
 def _port_statement(ctx, original, updated):
     st = _state(ctx)
+    if isinstance(original, cst.For) and _loop_only(original, _retain_var):
+        return _retain_stmt(ctx, original, updated, _retains(ctx, original) or [])
     if isinstance(original, cst.For) and st.active and (new := _list_grads(ctx, st, original, updated)) is not None:
         st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
         return new
@@ -1399,6 +1488,11 @@ def _port_statement(ctx, original, updated):
     marked = _marked_leaf(original)
     if marked is not None and _differentiated(ctx, marked):
         return _drop_marker(ctx, original, updated, marked)
+    if _retain_var(original) is not None:
+        holders = ctx.enclosing_statements
+        if len(holders) > 1 and isinstance(holders[-2], cst.For) and _loop_only(holders[-2], _retain_var):
+            return updated  # the loop's hook ports the loop
+        return _retain_stmt(ctx, original, updated, [_retain_var(original)])
     new = _port_backward(ctx, original, updated)
     if new is None:
         new = _zero_stmt(ctx, original, updated)
@@ -1440,6 +1534,32 @@ def _read_grads(ctx, st, original, updated, code: str):
     ctx.edit("GRD005", None, node=original, api="Tensor.grad",
              detail="; ".join(f"{n}.grad -> {swap[n]}" + (" (no backward has reached it yet)" if swap[n] == "None"
                                                           else "") for n in dict.fromkeys(reads.changed)))
+    return new
+
+
+def _retain_stmt(ctx, original, updated, names: list):
+    """``t.retain_grad()`` (or a loop of them): a backward later in the block computes the
+    gradients of these tensors (``_retained_grads``), so the call goes (a loop keeps its
+    variable, with ``pass`` as its body); without one it is flagged."""
+    body, index = ctx.blocks[-1]
+    later = any(_BACKWARD.search(_stmt_code(ctx, s)) for s in body[index + 1:])
+    if not later or not names:
+        ctx.finding(_FIND, "retain_grad() asks PyTorch to keep an intermediate tensor's gradient at the next "
+                    "backward(); it is ported only with a backward() later in the same block, and only for "
+                    "tensors named in a list: compute the gradient with mindspore.grad of a function of the "
+                    "tensor", node=original, api="Tensor.retain_grad", comment="retain_grad() not ported")
+        return updated
+    _state(ctx).ported[id(original)] = []
+    if isinstance(original, cst.For):
+        new = updated.with_changes(body=updated.body.with_changes(
+            body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
+    else:
+        new = updated.with_changes(body=[cst.Pass()])
+    ctx.edit("GRD001", new, node=original, api="Tensor.retain_grad",
+             detail=f"{', '.join(names)}.retain_grad(): the backward below computes their gradients")
+    if isinstance(original, cst.SimpleStatementLine) and ctx.siblings()[0] + ctx.siblings()[1]:
+        ctx.carry_lines(updated.leading_lines)
+        return cst.RemovalSentinel.REMOVE
     return new
 
 

@@ -267,3 +267,82 @@ def test_a_training_step_split_over_cells(parity_shell):
     assert reports[5].port.code.startswith("optimizer(_model_grads)")
     assert "print('Before backward pass: \\n', None)" in reports[2].port.code
     assert not [f for r in reports for f in r.port.unsupported if f.rule_id.startswith(("TRN", "GRD"))]
+
+
+MANUAL_BACKPROP = [
+    MAKEMORE[0].replace("Xtr = torch.randint(0, 27, (64, 3), generator=g)\nYtr = torch.randint(0, 27, (64,), generator=g)",
+                        "n = 8\nXb = torch.randint(0, 27, (n, 3), generator=g)\nYb = torch.randint(0, 27, (n,), generator=g)")
+    + src("""
+
+        def cmp(s, dt, t):
+            ex = torch.all(dt == t.grad).item()
+            app = torch.allclose(dt, t.grad)
+            maxdiff = (dt - t.grad).abs().max().item()
+            print(f'{s:15s} | exact: {str(ex):5s} | approximate: {str(app):5s} | maxdiff: {maxdiff}')
+            return app
+    """),
+    src("""
+        emb = C[Xb]
+        embcat = emb.view(emb.shape[0], -1)
+        hpreact = embcat @ W1 + b1
+        h = torch.tanh(hpreact)
+        logits = h @ W2 + b2
+        logit_maxes = logits.max(1, keepdim=True).values
+        norm_logits = logits - logit_maxes
+        counts = norm_logits.exp()
+        counts_sum = counts.sum(1, keepdims=True)
+        counts_sum_inv = counts_sum**-1
+        probs = counts * counts_sum_inv
+        logprobs = probs.log()
+        loss = -logprobs[range(n), Yb].mean()
+
+        for p in parameters:
+            p.grad = None
+        for t in [logprobs, probs, counts, counts_sum, counts_sum_inv, norm_logits, logit_maxes, logits, h,
+                  hpreact, embcat, emb]:
+            t.retain_grad()
+        loss.backward()
+    """),
+    src("""
+        dlogprobs = torch.zeros_like(logprobs)
+        dlogprobs[range(n), Yb] = -1.0/n
+        dprobs = (1.0 / probs) * dlogprobs
+        dcounts_sum_inv = (counts * dprobs).sum(1, keepdim=True)
+        dlogits = F.softmax(logits, 1)
+        dlogits[range(n), Yb] -= 1
+        dlogits /= n
+        dh = dlogits @ W2.T
+        checks = [cmp('logprobs', dlogprobs, logprobs), cmp('probs', dprobs, probs),
+                  cmp('counts_sum_inv', dcounts_sum_inv, counts_sum_inv), cmp('logits', dlogits, logits),
+                  cmp('h', dh, h), cmp('W2', h.T @ dlogits, W2)]
+        grads = [logprobs.grad, counts.grad, norm_logits.grad, logit_maxes.grad, hpreact.grad, emb.grad,
+                 C.grad, W1.grad, b1.grad]
+    """),
+]
+
+
+def test_manual_backprop_against_retained_gradients(parity_shell):
+    """makemore part 4: retain_grad() on the intermediates, backward(), then hand-derived
+    gradients compared with t.grad inside a helper that receives t: each retained
+    intermediate's gradient comes from mindspore.grad of a function re-deriving the loss
+    from it, stored (with the leaves') as the tensor's .grad attribute."""
+    reports, printed = parity_cells(parity_shell, MANUAL_BACKPROP)
+    ns, shadow = parity_shell.user_ns, msmagic.shadow_namespace()
+    assert ns["checks"] == shadow["checks"] == [True] * 6
+    assert reports[2].row("grads").status == "match", reports[2].summary()
+    for t_grad, m_grad in zip(ns["grads"], shadow["grads"]):
+        np.testing.assert_allclose(to_numpy(m_grad), to_numpy(t_grad), rtol=1e-5, atol=1e-7)
+    code = reports[1].port.code
+    assert "logprobs.grad = mindspore.grad(" in code and "retain_grad" not in code
+    assert not reports[1].port.unsupported and not reports[2].port.unsupported
+
+
+def test_retain_grad_without_a_backward_is_flagged():
+    r = msmagic.port(src("""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+    """))
+    assert [f.rule_id for f in r.unsupported] == ["GRD006"]
+    assert "y.retain_grad()  # msmagic: GRD006 retain_grad() not ported" in r.code
