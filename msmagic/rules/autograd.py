@@ -173,10 +173,16 @@ register(
         order, before any backward reached ``x`` reads None (PyTorch's value there, also
         for a tensor that does not require grad). A loop over a list of such tensors
         (``for p in parameters: p.data += -lr * p.grad``) iterates over
-        ``zip(parameters, (_a_grad, _b_grad))`` with ``p_grad`` for ``p.grad``; an update
-        of the loop variable itself (``p -= lr * p.grad``) becomes ``ops.assign``, since
-        ``p -= ...`` binds a new tensor to ``p`` in MindSpore and leaves the list's
-        unchanged, and ``p.grad = None`` in such a loop resets the gradient variables.
+        ``zip(parameters, (_a_grad, _b_grad))`` with ``p_grad`` for ``p.grad``, and
+        ``p.grad = None`` in such a loop resets the gradient variables. An update of a
+        differentiated tensor itself (``w -= lr * w.grad``, in place under ``no_grad()`` in
+        PyTorch) becomes ``ops.assign(w, w - lr * _w_grad)``: ``w -= ...`` binds a new
+        tensor to the name in MindSpore, and a list holding the tensor, or the caller's
+        variable when a function received it, would keep the old values. A function that
+        receives tensors and reads their ``.grad`` after a backward differentiates them
+        (PyTorch would have no gradient to read otherwise), also when it unpacks them from
+        a list it loops over (``w, b = params``); it must reset them, since PyTorch adds
+        each call's gradient to the last.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -421,6 +427,7 @@ class _BlockIndex:
         #: statement index -> the names a ``for p in L: p.requires_grad = True`` makes leaves
         self.marks: dict = {}
         lists: dict = {}  # name -> the names of the list literal last bound to it here
+        unpacks: list = []  # (index, list name, names) of ``w, b = params``
         for i, stmt in enumerate(body):
             bound, _ = _names_of(ctx, stmt)
             elements = _list_loop(ctx, stmt, lists)
@@ -432,6 +439,10 @@ class _BlockIndex:
                 lists[n] = None  # bound to something else than a list of names
             if isinstance(stmt, cst.SimpleStatementLine) and _elements(stmt) is not None:
                 lists[stmt.body[0].targets[0].target.value] = _elements(stmt)
+            unpacked = _unpacked(stmt)
+            if unpacked is not None and lists.get(unpacked[0]) is None:
+                lists[unpacked[0]] = unpacked[1]  # w, b = params: params holds (w, b)
+                unpacks.append((i, *unpacked))
             leaf = _leaf_name(ctx, stmt)
             if leaf is not None:
                 self.leaves.setdefault(leaf, []).append(i)
@@ -445,6 +456,14 @@ class _BlockIndex:
                     if names and any(_zeroes_var(x) == loop.target.value for x in loop.body.body):
                         for n in names:
                             self.zeroed.setdefault(n, []).append(i)
+
+        # ``w, b = params`` in a function that receives ``params`` and reads ``p.grad`` in a
+        # loop over it after a backward: w and b are the tensors differentiated
+        for i, name, names in unpacks:
+            if any(_loop_var(s) is not None and isinstance(s.iter, cst.Name) and s.iter.value == name
+                   and re.search(rf"(?<![\w.]){re.escape(s.target.value)}\.grad\b", _code(s.body))
+                   for s in body[i + 1:]):
+                self.marks[i] = names
 
     def last_binder(self, name: str, limit: int) -> int:
         """Index of the last statement before ``limit`` binding ``name`` (-1: none)."""
@@ -676,6 +695,11 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
                                           leaves if inputs is None else None, top=depth == 0)
         mixed = mixed or problem
         chosen = [(k - len(earlier), *item) for k, item in enumerate(earlier)] + chosen
+    if inputs is None:  # tensors a function receives: what the code does with them says
+        mem, local = _memory(ctx), _locals(ctx)
+        for k, name in enumerate(_grads_read_after(ctx)):
+            if name in needed and name not in leaves and (name in local or name not in mem):
+                leaves[name] = (-2, 0, k)
     params = list(inputs) if inputs is not None else sorted(leaves, key=leaves.get)
     reached = [s for _, s, _, _ in chosen] + consts_reached
     chosen = _dependent(chosen, set(params))
@@ -709,6 +733,29 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
     if any(re.search(r"(?<!autograd)\.grad\b(?!\s*\()", _code(s)) for s in plan.body):
         plan.problem = f"{target} is computed from a .grad value; differentiate through it by hand"
     return plan
+
+
+def _grads_read_after(ctx) -> list:
+    """The names whose ``.grad`` the statements after the current one in its block read,
+    directly or through a loop over a list of names (``for p in [w, b]: p -= lr * p.grad``):
+    a backward differentiates them (PyTorch would have no gradient to read otherwise)."""
+    body, index = ctx.blocks[-1]
+    return grads_read_after(ctx, body[index + 1:])
+
+
+def grads_read_after(ctx, stmts) -> list:
+    """:func:`_grads_read_after` over the statements ``stmts``."""
+    out: list = []
+    for stmt in stmts:
+        code = _stmt_code(ctx, stmt)
+        if ".grad" not in code:
+            continue
+        out += _GRAD_OF.findall(code)
+        for loop in (n for n in (stmt, *descendants(stmt)) if type(n) is cst.For):
+            names = _list_loop(ctx, loop)
+            if names and re.search(rf"(?<![\w.]){re.escape(loop.target.value)}\.grad\b", _code(loop.body)):
+                out += names
+    return list(dict.fromkeys(out))
 
 
 def _earlier_slice(ctx, needed: set, leaves: Optional[dict], top: bool) -> tuple[list, str]:
@@ -901,12 +948,28 @@ def _list_loop(ctx, stmt, lists: Optional[dict] = None) -> Optional[tuple]:
 
 def elements_of(ctx, name: str) -> Optional[tuple]:
     """The names of the list ``name`` holds at the current statement: the last ``name =
-    [a, b, c]`` before it in its block or an enclosing one, else of an earlier cell."""
+    [a, b, c]`` (or ``a, b, c = name``) before it in its block or an enclosing one, else
+    of an earlier cell."""
     for body, at in reversed(ctx.blocks):
         j = _index(ctx, body).last_binder(name, at)
+        for k in range(at - 1, j, -1):
+            unpacked = _unpacked(body[k])
+            if unpacked is not None and unpacked[0] == name:
+                return unpacked[1]
         if j >= 0:
             return _elements(body[j])
     return earlier_elements(ctx, name)
+
+
+def _unpacked(stmt) -> Optional[tuple]:
+    """``a, b = L`` -> ("L", ("a", "b"))."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name)
+            and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
+        return None
+    names = [e.value.value for e in small.targets[0].target.elements
+             if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+    return (small.value.value, tuple(names)) if names and len(names) == len(small.targets[0].target.elements) else None
 
 
 def _remember(ctx, original) -> None:
@@ -1120,6 +1183,12 @@ def _port_backward(ctx, original, updated):
                   f"{p}.grad accumulates; not ported")
             return updated
         created_here = any(j < index for j in idx.leaves.get(p, ()))
+        received = bool(ctx.functions) and p in _locals(ctx) and not created_here
+        if received and not any(j != index for j in idx.zeroed.get(p, ())):
+            _flag(ctx, original, api_name, f"{p} comes from outside the function, and PyTorch adds this "
+                  f"backward's gradient to what {p}.grad held before the call; reset it in the function "
+                  f"({p}.grad = None or {p}.grad.zero_()), or sum by hand", f"{p}.grad accumulates; not ported")
+            return updated
         if loops and not created_here and not any(j != index for j in idx.zeroed.get(p, ())):
             _flag(ctx, original, api_name, f"inside this loop {p}.grad accumulates over iterations in "
                   f"PyTorch; add {p}.grad = None (or {p}.grad.zero_()) in the loop body, or sum by hand",
@@ -1502,6 +1571,8 @@ def _port_statement(ctx, original, updated):
     code = _stmt_code(ctx, original)
     if ".grad" in code:
         updated = _read_grads(ctx, st, original, updated, code)
+    if st.active and isinstance(updated, cst.SimpleStatementLine):
+        updated = _update_in_place(ctx, st, original, updated)
     if ".grad_fn" in code and " is " in code:
         updated = updated.visit(_NodeIsNone())
     if _marked_leaf(original) is None:
@@ -1537,6 +1608,32 @@ def _read_grads(ctx, st, original, updated, code: str):
     return new
 
 
+def _update_in_place(ctx, st, original, updated):
+    """``w -= lr * w.grad`` on a tensor a ported backward differentiated (PyTorch: in
+    place, under ``no_grad()``) -> ``ops.assign(w, w - lr * _w_grad)``: in MindSpore
+    ``w -= ...`` binds a new tensor to the name, and the caller's tensor (a function's
+    parameter) or a list holding it would keep the old values."""
+    if not (len(original.body) == 1 and isinstance(original.body[0], cst.AugAssign)
+            and isinstance(original.body[0].target, cst.Name) and len(updated.body) == 1
+            and isinstance(updated.body[0], cst.AugAssign)):
+        return updated
+    name = original.body[0].target.value
+    small = updated.body[0]
+    act = st.active.get(name)
+    if act is None or not _visible(ctx, name, act[2]) or type(small.operator) not in _IN_PLACE:
+        return updated
+    value = small.value
+    text = _code(value).strip()
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        text = f"({text})"
+    assign = _ms(ctx, "mindspore.ops.assign")
+    new = updated.with_changes(body=[cst.Expr(ctx.parse(
+        f"{assign}({name}, {name} {_IN_PLACE[type(small.operator)]} {text})"))])
+    ctx.edit("GRD005", new, node=original, api="Tensor.__isub__",
+             detail=f"{_code(original.body[0]).strip()} -> {assign}(...): an update in place of the tensor")
+    return new
+
+
 def _retain_stmt(ctx, original, updated, names: list):
     """``t.retain_grad()`` (or a loop of them): a backward later in the block computes the
     gradients of these tensors (``_retained_grads``), so the call goes (a loop keeps its
@@ -1561,6 +1658,13 @@ def _retain_stmt(ctx, original, updated, names: list):
         ctx.carry_lines(updated.leading_lines)
         return cst.RemovalSentinel.REMOVE
     return new
+
+
+def list_loop_ported(ctx, loop) -> bool:
+    """Will the loop's hook read its variable's ``.grad`` from the gradients a ported
+    backward computed for each element of the list (``_list_grads``)?"""
+    names, st = _list_loop(ctx, loop), _state(ctx)
+    return bool(names) and all(n in st.active and _visible(ctx, n, st.active[n][2]) for n in names)
 
 
 def _list_grads(ctx, st, original, updated):

@@ -30,7 +30,9 @@ from msmagic.engine.build import parse_expression as build_expression
 from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
-from msmagic.rules.autograd import earlier_leaves, list_marks, next_seq, rederive, seq_of, slice_reads
+from msmagic.rules.autograd import (
+    earlier_leaves, grads_read_after, list_loop_ported, list_marks, next_seq, rederive, seq_of, slice_reads,
+)
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -1009,6 +1011,9 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
         fread |= read
     p.grd = bool(_leaves(ctx, stmts)) and any(
         _reaches_leaf(ctx, stmts, p, i) for i, r in p.index.items() if r == "backward")
+    if not p.grd and ctx.functions and not steps:  # w.grad read after: w is differentiated (GRD)
+        p.grd = bool(set(grads_read_after(ctx, stmts[last_back + 1:])) & (fread | set().union(
+            *(_names(c.func.value, ast.Load) for c in p.backs))))
     back = p.backs[0]
     if len(steps) > 1:
         return _several_steps(ctx, stmts, p, [i for i, _ in steps], top)
@@ -1869,8 +1874,60 @@ def _changed_since(ctx, model: str, body: list) -> bool:
     return any(id(stmts[k]) not in inside and _touches(stmts[k], watched) for k in range(first, index))
 
 
+class _GradLoads(cst.CSTVisitor):
+    """The ``x.grad`` reads of a statement (not ``x.grad = ...`` targets)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list = []
+        self.nodes: list = []
+        self.targets: set = set()
+
+    def visit_AssignTarget(self, node):
+        self.targets.add(id(node.target))
+
+    def visit_Attribute(self, node):
+        if node.attr.value == "grad" and id(node) not in self.targets:
+            self.found.append(_code(node).strip())
+            self.nodes.append(node)
+
+
+def _unported_grad_reads(ctx, original, updated):
+    """A ``.grad`` read after a backward() of its block (or an enclosing one) that no rule
+    ported: the gradient was not computed as a value here, and a MindSpore tensor has no
+    ``.grad``: flagged (the backward is flagged too)."""
+    if ".grad" not in _code(original) or not isinstance(updated, cst.SimpleStatementLine):
+        return
+    after = any(any(_is_backward_call(n) for s in body[:at] for n in descendants(s)) for body, at in ctx.blocks)
+    if not after:
+        return
+    loads = _GradLoads()
+    if not isinstance(original, cst.SimpleStatementLine):
+        return  # the statements inside are checked themselves
+    before, loads = _GradLoads(), _GradLoads()
+    original.visit(before)  # the reads of the PyTorch code (not torch.autograd.grad)...
+    updated.visit(loads)  # ...that no rule rewrote
+    kept = {r for r, n in zip(before.found, before.nodes) if ctx.resolve(n) is None}
+    found = [r for r in loads.found if r in kept]
+    loop = next((h for h in reversed(ctx.enclosing_statements[:-1]) if isinstance(h, cst.For)), None)
+    if loop is not None and isinstance(loop.target, cst.Name):
+        var = loop.target.value
+        ported = list_loop_ported(ctx, loop) or any(
+            (p := _analyse(ctx, body)).rewrite and p.manual is not None and p.manual.loop is loop
+            for body, _ in ctx.blocks[-3:-1])
+        if ported:  # the loop's rewrite reads the gradient of each element
+            found = [r for r in found if not (r == f"{var}.grad" or r.startswith(f"{var}.grad."))]
+    node = original.body[0]
+    for read in dict.fromkeys(found):
+        ctx.finding("TRN004", f"{read} is read after a backward() whose gradients the port did not compute as "
+                    "values (see the finding on that backward); a MindSpore tensor has no .grad",
+                    node=node, api="Tensor.grad", comment=f"{read} not ported")
+
+
 def _remember(ctx, original, updated):
     """Record what a top-level statement did to the modules' gradients (``_Grads``)."""
+    if ctx.torch_in_scope and ctx.blocks:
+        _unported_grad_reads(ctx, original, updated)
     if ctx.depth != 0 or not ctx.torch_in_scope:
         return updated
     mem = _memory(ctx)

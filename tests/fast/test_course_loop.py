@@ -415,7 +415,7 @@ def test_manual_sgd_without_zeroing_is_flagged_at_the_backward():
                 loss = (model(X) - y).pow(2).mean()
                 loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
                 for p in model.get_parameters():
-                    p -= 0.1 * p.grad
+                    p -= 0.1 * p.grad  # msmagic: TRN004 p.grad not ported
         """,
         edits={"API002", "CEL004", "IMP001", "LAY001", "NGR001"},
         findings={"TRN004"},
@@ -445,7 +445,7 @@ def test_manual_sgd_on_requires_grad_tensors_is_left_to_the_autograd_rules():
                     loss = ((X @ w - y) ** 2).mean()
                     return loss
                 _w_grad = mindspore.grad(_loss_fn, grad_position=0)(w)
-                w -= 0.1 * _w_grad
+                mindspore.ops.assign(w, w - (0.1 * _w_grad))
                 _w_grad = mindspore.ops.zeros_like(_w_grad)
         """,
         edits=None,

@@ -189,7 +189,7 @@ def test_manual_gradient_descent_loop_with_zeroing():
         final = w * 1.0
     """), **TOL)
     code = run.port.code
-    assert "w -= 0.1 * _w_grad\n" in code
+    assert "mindspore.ops.assign(w, w - (0.1 * _w_grad))\n" in code
     assert "    _w_grad = mindspore.ops.zeros_like(_w_grad)\n" in code
     assert run.torch_error is None and run.ms_error is None, run.explain()
     assert run.agree("losses", "final"), run.explain()

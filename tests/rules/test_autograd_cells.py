@@ -346,3 +346,79 @@ def test_retain_grad_without_a_backward_is_flagged():
     """))
     assert [f.rule_id for f in r.unsupported] == ["GRD006"]
     assert "y.retain_grad()  # msmagic: GRD006 retain_grad() not ported" in r.code
+
+
+RECEIVED = [
+    src("""
+        import torch
+        torch.manual_seed(0)
+        X = torch.randn(20, 3)
+        Y = X @ torch.tensor([1.0, -2.0, 0.5]) + 0.25
+        W = torch.zeros(3, requires_grad=True)
+        b = torch.zeros(1, requires_grad=True)
+    """),
+    src("""
+        def train_step(W, b, X, Y, lr):
+            loss = ((X @ W + b - Y) ** 2).mean()
+            loss.backward()
+            with torch.no_grad():
+                W -= lr * W.grad
+                b -= lr * b.grad
+                W.grad.zero_()
+                b.grad.zero_()
+            return loss.item()
+
+        def train(params, steps, lr=0.1):
+            losses = []
+            for step in range(steps):
+                w, c = params
+                loss = ((X @ w + c - Y) ** 2).mean()
+                for p in params:
+                    p.grad = None
+                loss.backward()
+                for p in params:
+                    p.data += -lr * p.grad
+                losses.append(loss.item())
+            return losses
+
+        def loss_of(params):
+            return ((X @ params[0] + params[1] - Y) ** 2).mean().item()
+
+        start = loss_of([W, b])
+    """),
+    src("""
+        first = [train_step(W, b, X, Y, 0.1) for _ in range(3)]
+        then = train([W, b], 3)
+        final = loss_of([W, b])
+    """),
+]
+
+
+def test_tensors_passed_into_functions_are_trained_in_place(parity_shell):
+    """The tensors reach the training code as a function's parameters (one by one, or as
+    a list unpacked in the loop): the code's reads of their .grad say they are
+    differentiated, and the updates change the caller's tensors (ops.assign / .data)."""
+    reports, _ = parity_cells(parity_shell, RECEIVED)
+    ns, shadow = parity_shell.user_ns, msmagic.shadow_namespace()
+    for name in ("first", "then", "final"):
+        assert reports[2].row(name).status == "match", reports[2].summary()
+    assert ns["final"] < ns["first"][0]
+    _trained_alike(ns, shadow, ["W", "b"])
+    code = reports[1].port.code
+    assert "mindspore.ops.assign(W, W - (lr * _W_grad))" in code
+    assert "for p, p_grad in zip(params, (_w_grad, _c_grad)):" in code
+    assert not reports[1].port.unsupported
+
+
+def test_tensors_received_without_zeroing_are_flagged():
+    """PyTorch adds each call's gradient to what .grad held: not ported, flagged, and so
+    is the read of the gradient."""
+    r = msmagic.port(src("""
+        import torch
+        def step(w, x, lr):
+            loss = (w * x).sum()
+            loss.backward()
+            with torch.no_grad():
+                w -= lr * w.grad
+    """))
+    assert [(f.line, f.rule_id) for f in r.unsupported] == [(4, "GRD006"), (6, "TRN004")], r.unsupported
