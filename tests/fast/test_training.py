@@ -233,7 +233,7 @@ def test_conditional_step_is_flagged():
                 loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
                 if i % 2 == 1:
                     optimizer.step()  # msmagic: TRN004 step without backward here; port the gradient computation by hand
-                    optimizer.zero_grad()
+                    optimizer.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
         """,
         edits={"IMP001", "LAY001", "OPT001", "OPT002"},
         findings={"TRN004"},
@@ -767,17 +767,19 @@ def test_a_second_step_without_zero_grad_flags_the_block():
         GAN_HEAD_MS + """
             for x, z in batches:
                 d_loss = D(x).mean()
-                d_opt.zero_grad()
-                d_loss.backward()
-                d_opt.step()
+                d_opt.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
+                d_loss.backward()  # msmagic: TRN004 backward() not ported; see rule TRN004
+                d_opt.step()  # msmagic: TRN004 step() not ported; see rule TRN004
                 g_loss = D(G(z)).mean()
                 g_loss.backward()  # msmagic: TRN004 gradients accumulate across iterations; port by hand (rule TRN004)
-                g_opt.step()
+                g_opt.step()  # msmagic: TRN004 step() not ported; see rule TRN004
         """,
         edits={"IMP001", "LAY001", "OPT001", "OPT002"},
         findings={"TRN004"},
     )
-    assert result.unsupported[0].line == 14  # g_loss.backward()
+    # the reason is on g_loss.backward(); every line of the block left as PyTorch is flagged
+    assert [f.line for f in result.unsupported] == [10, 11, 12, 14, 15]
+    assert "no zero_grad()" in result.unsupported[3].reason
 
 
 def test_a_statement_reading_a_value_the_forward_pass_rebinds_moves_into_the_forward_function():
