@@ -695,8 +695,9 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
                                           leaves if inputs is None else None, top=depth == 0)
         mixed = mixed or problem
         chosen = [(k - len(earlier), *item) for k, item in enumerate(earlier)] + chosen
-    if inputs is None:  # tensors a function receives: what the code does with them says
-        mem, local = _memory(ctx), _locals(ctx)
+    mem, local = _memory(ctx), _locals(ctx)
+    if inputs is None and any(n in local or n not in mem for n in needed - leaves.keys() - fixed):
+        # tensors a function receives: what the code does with them says
         for k, name in enumerate(_grads_read_after(ctx)):
             if name in needed and name not in leaves and (name in local or name not in mem):
                 leaves[name] = (-2, 0, k)
@@ -987,8 +988,8 @@ def _remember(ctx, original) -> None:
     bound, read = _names_of(ctx, original)
     simple = isinstance(original, cst.SimpleStatementLine)
     rebound = _rebound(original) if simple else set()
-    sources = {n for n, f in mem.items() if f.leaf or f.tainted}
-    tainted = bool(read & sources) and _with_mode(ctx, original) != "off"
+    tainted = any((f := mem.get(n)) is not None and (f.leaf or f.tainted) for n in read) and \
+        _with_mode(ctx, original) != "off"
     leaf = _leaf_name(ctx, original) if simple else None
     ported = st.ported.get(id(original), [])
     for name in bound:

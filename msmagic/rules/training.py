@@ -1840,22 +1840,28 @@ _READ_ONLY = frozenset({"parameters", "named_parameters", "state_dict", "zero_gr
                         "named_modules", "named_children", "buffers", "named_buffers", "trainable_params"})
 
 
-def _touches(stmt, watched: set) -> bool:
-    """Does the statement change a watched module (or step an optimizer of it):
-    ``model.eval()``, ``optimizer.step()``, ``model.fc.weight.data = ...``, a compound
-    statement using it? Calling it (the forward pass) and printing do not."""
+def _changed_roots(stmt) -> set:
+    """The names whose object the statement changes: ``model.eval()``,
+    ``optimizer.step()``, ``model.fc.weight.data = ...``; every name a compound statement
+    reads. Calling a module (the forward pass) and printing change nothing."""
     if not isinstance(stmt, cst.SimpleStatementLine):
-        return bool(_fast_names(stmt)[1] & watched)
+        return _fast_names(stmt)[1]
+    out = set()
     for small in stmt.body:
         if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             func = small.value.func
-            if isinstance(func, cst.Attribute) and _param_root(func) in watched and func.attr.value not in _READ_ONLY:
-                return True
+            if isinstance(func, cst.Attribute) and func.attr.value not in _READ_ONLY:
+                out.add(_param_root(func))
         targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
                    else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])
-        if any(isinstance(t, (cst.Attribute, cst.Subscript)) and _param_root(t) in watched for t in targets):
-            return True
-    return False
+        out.update(_param_root(t) for t in targets if isinstance(t, (cst.Attribute, cst.Subscript)))
+    out.discard(None)
+    return out
+
+
+def _touches(stmt, watched: set) -> bool:
+    """Does the statement change a watched module (or step an optimizer of it)?"""
+    return bool(_changed_roots(stmt) & watched)
 
 
 def _changed_since(ctx, model: str, body: list) -> bool:
@@ -1872,6 +1878,17 @@ def _changed_since(ctx, model: str, body: list) -> bool:
     first = min(here) if here and not earlier else 0
     inside = {id(s) for s in body}
     return any(id(stmts[k]) not in inside and _touches(stmts[k], watched) for k in range(first, index))
+
+
+def _first_backward(ctx, body) -> float:
+    """Index of the first statement of a block that calls ``.backward()`` (inf: none),
+    computed once per block."""
+    memo = ctx.scratch("training").setdefault("first_backward", {})
+    key = id(body[0]) if body else 0
+    if key not in memo:
+        memo[key] = next((k for k, s in enumerate(body) if any(_is_backward_call(n) for n in descendants(s))),
+                         float("inf"))
+    return memo[key]
 
 
 class _GradLoads(cst.CSTVisitor):
@@ -1898,8 +1915,7 @@ def _unported_grad_reads(ctx, original, updated):
     ``.grad``: flagged (the backward is flagged too)."""
     if ".grad" not in _code(original) or not isinstance(updated, cst.SimpleStatementLine):
         return
-    after = any(any(_is_backward_call(n) for s in body[:at] for n in descendants(s)) for body, at in ctx.blocks)
-    if not after:
+    if not any(_first_backward(ctx, body) < at for body, at in ctx.blocks):
         return
     loads = _GradLoads()
     if not isinstance(original, cst.SimpleStatementLine):
@@ -1933,9 +1949,11 @@ def _remember(ctx, original, updated):
     mem = _memory(ctx)
     code = _code(original)
     seq = next_seq()
-    for name, fact in list(mem.items()):
-        if fact.module and _touches(original, {name} | {n for n, f in mem.items() if f.model == name}):
-            fact.touched = seq
+    for root in _changed_roots(original):  # a module, or an optimizer stepping one
+        fact = mem.get(root)
+        model = mem.get(fact.model) if fact is not None and fact.model else fact
+        if model is not None and model.module:
+            model.touched = seq
     if (".backward(" in code and id(original) not in _handled(ctx)) or _trains(ctx, original):
         for fact in mem.values():  # a training loop (or a call of a function holding one)
             if fact.module:
