@@ -846,6 +846,10 @@ def _loop_forward(ctx, stmts, p, found: list) -> list:
             if type(n) is cst.Name and (n.value in sources or (
                     (kind := ctx.kind_of(n)) is not None and kind.base == "module")):
                 return True
+            if type(n) is cst.Call and type(n.func) is cst.Name:  # a helper that uses the model
+                fdef = ctx.function_definition(n.func.value)
+                if fdef is not None and _fast_names(fdef)[1] & sources:
+                    return True
         return False
 
     def calls_unknown(stmt) -> bool:
