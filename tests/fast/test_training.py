@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, port
 
 
 def test_sgd_loop_with_aux_prediction():
@@ -880,3 +880,31 @@ def test_one_step_on_a_model_from_an_earlier_cell_without_zero_grad_is_flagged()
         findings={"TRN004"},
     )
     assert "not built in this cell" in result.unsupported[0].reason
+
+
+def test_forward_function_starts_where_the_model_is_read():
+    """Data preparation before the first statement reading the model (directly, or
+    through a helper that uses it) stays in the loop, a compound statement included; the
+    forward function takes what it computed as arguments."""
+    code = port(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "def embed(x):\n"
+        "    return model[0](x)\n"
+        "def one_hot(x):\n"
+        "    return x * 2\n"
+        "for x, y in batches:\n"
+        "    if on_gpu:\n"
+        "        x, y = x.cuda(), y.cuda()\n"
+        "    x = one_hot(x)\n"
+        "    h = embed(x)\n"
+        "    out = model[2](torch.relu(h))\n"
+        "    loss = ((out - y) ** 2).mean()\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n").code
+    assert "def forward_fn(x, y):\n    h = embed(x)\n" in code
+    assert "    x = one_hot(x)\n    (loss, h, out), grads = grad_fn(x, y)\n    optimizer(grads)\n" in code
+    assert "msmagic:" not in code
