@@ -1570,6 +1570,12 @@ def _port_statement(ctx, original, updated):
         st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
         return new
     code = _stmt_code(ctx, original)
+    if ".retain_grad(" in code:  # not the forms ported above (layer.out.retain_grad(), a value used)
+        ctx.finding(_FIND, "retain_grad() asks PyTorch to keep an intermediate tensor's gradient at the next "
+                    "backward(); it is ported only as a statement on a name (t.retain_grad(), or a loop over a "
+                    "list of names) with a backward() later in the same block: compute the gradient with "
+                    "mindspore.grad of a function of the tensor", api="Tensor.retain_grad",
+                    node=original, comment="retain_grad() not ported")
     if ".grad" in code:
         updated = _read_grads(ctx, st, original, updated, code)
     if st.active and isinstance(updated, cst.SimpleStatementLine):

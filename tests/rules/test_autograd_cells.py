@@ -422,3 +422,23 @@ def test_tensors_received_without_zeroing_are_flagged():
                 w -= lr * w.grad
     """))
     assert [(f.line, f.rule_id) for f in r.unsupported] == [(4, "GRD006"), (6, "TRN004")], r.unsupported
+
+
+def test_retain_grad_on_an_attribute_is_flagged():
+    """makemore part 3 keeps each layer's output in ``layer.out``: not a name the port can
+    differentiate through."""
+    r = msmagic.port(src("""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        class Layer:
+            def __call__(self, v):
+                self.out = v * 2
+                return self.out
+        layers = [Layer()]
+        for layer in layers:
+            y = layer(x)
+        for layer in layers:
+            layer.out.retain_grad()
+        y.sum().backward()
+    """))
+    assert "layer.out.retain_grad()  # msmagic: GRD006 retain_grad() not ported" in r.code
