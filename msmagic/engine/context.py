@@ -224,10 +224,10 @@ class Context:
         """Per-port state of one rule (what it computes once and looks up)."""
         return self._w.state.scratch.setdefault(key, {})
 
-    def remember(self, key: str) -> dict:
-        """Per-session state of one rule: what earlier cells' ports told it (kept for the
-        later cells of a notebook)."""
-        return self._w.state.session.rule_state.setdefault(key, {})
+    def session_memory(self, key: str) -> dict:
+        """What one rule keeps across the cells of a session: {name -> fact}, kept by the
+        rule as later cells rebind names (an unported cell binding a name drops it)."""
+        return self._w.state.session.memory.setdefault(key, {})
 
     def parse_statement(self, text: str):
         """Parse generated code as a statement with the cell's indentation and newline."""

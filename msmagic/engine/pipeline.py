@@ -322,9 +322,7 @@ def _untouched(source: str, facts: list, session: PortSession, notes: list) -> P
     """The result for a cell the port leaves as it is (no PyTorch in scope)."""
     for _, binds, _, _ in facts:
         for name in binds:  # what earlier cells bound under these names is gone
-            session.definitions.pop(name, None)
-            session.functions.pop(name, None)
-            session.kinds.pop(name, None)
+            session.forget(name)
     return PortResult(
         source=source, code=source, notes=notes,
         statements=plan.build(facts, {}, {i: f[0] for i, f in enumerate(facts)}, {}, {}),

@@ -45,8 +45,6 @@ class PortSession:
         #: name -> kind spelling (or None) of the object a live namespace holds under the
         #: name: set by the magics, where the notebook's earlier cells really ran
         self.live = None
-        #: per-rule state kept across cells (``Context.remember``)
-        self.rule_state: dict = {}
         #: how many cells were ported with this session (names each cell's call sites)
         self.ports = 0
         #: local name -> qualified name of every module earlier cells imported
@@ -55,6 +53,10 @@ class PortSession:
         #: PyTorch layer (qualified name) -> parameter-name map, for every layer the
         #: session's ported cells construct (parity synchronises parameters through it)
         self.module_params: dict = {}
+        #: what rules keep about earlier ported cells: rule key -> {name -> fact} (a
+        #: tensor made to require gradients in one cell and differentiated in the next);
+        #: a name a later cell rebinds is dropped from every table (``forget``)
+        self.memory: dict[str, dict] = {}
 
     def hints(self) -> dict:
         """The call sites this session saw, per function: hints for another session
@@ -69,6 +71,14 @@ class PortSession:
             return
         self.learn_imports(collect_imports(module))
         self.module_names |= module_aliases(module)
+
+    def forget(self, name: str) -> None:
+        """A cell bound ``name`` to something the port knows nothing about."""
+        self.definitions.pop(name, None)
+        self.functions.pop(name, None)
+        self.kinds.pop(name, None)
+        for facts in self.memory.values():
+            facts.pop(name, None)
 
     def learn_imports(self, imports: dict) -> None:
         """Record a cell's imports (local name -> qualified name)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import bisect
 import heapq
+import itertools
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine.build import STATEMENT_TYPES
+from msmagic.engine.build import STATEMENT_TYPES, descendants
 from msmagic.engine.build import code as _code
 from msmagic.engine.names import MARKER
 from msmagic.engine.spec import (
@@ -60,7 +61,19 @@ register(
         returns it. Values computed under ``torch.no_grad()`` are not re-derived (they
         are constants, as for PyTorch's graph), and an ``enable_grad`` block is re-derived
         without its ``with``. The forward statements run once more inside the function,
-        so keep them free of side effects and random draws.
+        so keep them free of side effects and random draws. Notebooks spread this over
+        cells: the tensors made to require gradients, the statements computing from them
+        at the top level of a cell and the gradients computed are remembered for the
+        cells after it, so ``z.backward()`` re-derives ``z`` from earlier cells' statements
+        and a later cell's ``x.grad`` reads the gradient. A list of tensors marked in a
+        loop (``for p in parameters: p.requires_grad = True``, makemore) makes each a
+        tensor the function is differentiated by, in the list's order; the loop stays
+        (it binds ``p``, and the attribute is harmless on a MindSpore tensor). After
+        ``t.retain_grad()`` on intermediate tensors (manual backprop lessons read
+        ``t.grad`` inside a helper that receives ``t``), each one's gradient comes from a
+        function re-deriving the target from it, and the gradients of the intermediates
+        and of the tensors differentiated are stored as their ``.grad`` attributes (a
+        MindSpore tensor takes one), so reads through any name find them.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -156,7 +169,20 @@ register(
         ``x.grad.zero_()`` becomes ``_x_grad = ops.zeros_like(_x_grad)`` (in-place
         ``zero_`` has no CPU kernel on MindSpore 2.10). PyTorch adds each backward's
         gradient to ``x.grad``; the port assigns it, so a second backward without zeroing
-        in between is flagged instead of ported.
+        in between is flagged instead of ported. A read of ``x.grad`` that runs once, in
+        order, before any backward reached ``x`` reads None (PyTorch's value there, also
+        for a tensor that does not require grad). A loop over a list of such tensors
+        (``for p in parameters: p.data += -lr * p.grad``) iterates over
+        ``zip(parameters, (_a_grad, _b_grad))`` with ``p_grad`` for ``p.grad``, and
+        ``p.grad = None`` in such a loop resets the gradient variables. An update of a
+        differentiated tensor itself (``w -= lr * w.grad``, in place under ``no_grad()`` in
+        PyTorch) becomes ``ops.assign(w, w - lr * _w_grad)``: ``w -= ...`` binds a new
+        tensor to the name in MindSpore, and a list holding the tensor, or the caller's
+        variable when a function received it, would keep the old values. A function that
+        receives tensors and reads their ``.grad`` after a backward differentiates them
+        (PyTorch would have no gradient to read otherwise), also when it unpacks them from
+        a list it loops over (``w, b = params``); it must reset them, since PyTorch adds
+        each call's gradient to the last.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -219,9 +245,15 @@ register(
         created with ``requires_grad=True`` (or marked with ``requires_grad_()``) has
         ``requires_grad`` True, ``is_leaf`` True and ``grad_fn`` None; a tensor a factory
         created without it has False, True and None. ``requires_grad`` of anything else
-        (a Parameter, a value of unknown origin) is kept, since Parameters have it. A
-        tensor computed from others depends on the recorded graph: those reads (and
-        every ``grad_fn`` or ``is_leaf`` read that cannot be decided) are flagged.
+        (a Parameter, a value of unknown origin) is kept, since Parameters have it. At
+        the top level of a cell (earlier cells included), a tensor computed from one that
+        requires grad, outside ``no_grad()``, has ``requires_grad`` True and ``is_leaf``
+        False, and its ``grad_fn``, PyTorch's graph node, reads as a string naming the
+        node (``'<PowBackward0 object>'``, what printing it shows without the address; not
+        None, as the node is not); that read is flagged, since code using the node itself
+        has no counterpart. Other reads of computed tensors depend on the recorded graph:
+        those (and every ``grad_fn`` or ``is_leaf`` read that cannot be decided) are
+        flagged.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -392,15 +424,46 @@ class _BlockIndex:
         self.binders: dict = {}
         self.leaves: dict = {}
         self.zeroed: dict = {}
+        #: statement index -> the names a ``for p in L: p.requires_grad = True`` makes leaves
+        self.marks: dict = {}
+        lists: dict = {}  # name -> the names of the list literal last bound to it here
+        unpacks: list = []  # (index, list name, names) of ``w, b = params``
         for i, stmt in enumerate(body):
             bound, _ = _names_of(ctx, stmt)
+            elements = _list_loop(ctx, stmt, lists)
+            if elements is not None and _loop_only(stmt, _marked_leaf):
+                self.marks[i] = elements
+                bound = bound | set(elements)
             for n in bound:
                 self.binders.setdefault(n, []).append(i)
+                lists[n] = None  # bound to something else than a list of names
+            if isinstance(stmt, cst.SimpleStatementLine) and _elements(stmt) is not None:
+                lists[stmt.body[0].targets[0].target.value] = _elements(stmt)
+            unpacked = _unpacked(stmt)
+            if unpacked is not None and lists.get(unpacked[0]) is None:
+                lists[unpacked[0]] = unpacked[1]  # w, b = params: params holds (w, b)
+                unpacks.append((i, *unpacked))
             leaf = _leaf_name(ctx, stmt)
             if leaf is not None:
                 self.leaves.setdefault(leaf, []).append(i)
+            for n in self.marks.get(i, ()):
+                self.leaves.setdefault(n, []).append(i)
             for a, b in _ZEROED.findall(_stmt_code(ctx, stmt)):
                 self.zeroed.setdefault(a or b, []).append(i)
+            if "for" in _stmt_code(ctx, stmt):  # for p in L: ... p.grad = None (also in a with)
+                for loop in (n for n in (stmt, *descendants(stmt)) if type(n) is cst.For):
+                    names = _list_loop(ctx, loop, lists)
+                    if names and any(_zeroes_var(x) == loop.target.value for x in loop.body.body):
+                        for n in names:
+                            self.zeroed.setdefault(n, []).append(i)
+
+        # ``w, b = params`` in a function that receives ``params`` and reads ``p.grad`` in a
+        # loop over it after a backward: w and b are the tensors differentiated
+        for i, name, names in unpacks:
+            if any(_loop_var(s) is not None and isinstance(s.iter, cst.Name) and s.iter.value == name
+                   and re.search(rf"(?<![\w.]){re.escape(s.target.value)}\.grad\b", _code(s.body))
+                   for s in body[i + 1:]):
+                self.marks[i] = names
 
     def last_binder(self, name: str, limit: int) -> int:
         """Index of the last statement before ``limit`` binding ``name`` (-1: none)."""
@@ -563,18 +626,21 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
         seen.add(i)
         stmt = body[i]
         bound, read = _names_of(ctx, stmt)
-        hit = bound & needed
+        hit = (bound | set(idx.marks.get(i, ()))) & needed
         if not hit:
             continue
         if _is_import(stmt):
             push(hit, i)
             continue
         leaf = _leaf_name(ctx, stmt)
-        if leaf in hit:  # an independent variable: a parameter, or read as it is
+        made = hit & ({leaf, *idx.marks.get(i, ())})
+        if made:  # independent variables: parameters, or read as they are
             if inputs is None:
-                leaves[leaf] = (depth, i)
-            needed.discard(leaf)
-            push(hit - {leaf}, i)
+                order = [*idx.marks.get(i, ()), leaf]
+                for n in sorted(made, key=order.index):
+                    leaves[n] = (depth, i, order.index(n))
+            needed -= made
+            push(hit - made, i)
             continue
         mode = _with_mode(ctx, stmt)
         if mode == "off" or (off and mode != "on"):
@@ -616,13 +682,25 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
                 if i in seen:
                     continue
                 seen.add(i)
-                bound, _ = _names_of(ctx, outer[i])
+                marks = oidx.marks.get(i, ())
+                bound = _names_of(ctx, outer[i])[0] | set(marks)
                 if not bound & needed:
                     continue
-                leaf = _leaf_name(ctx, outer[i])
-                if leaf in needed:
-                    leaves[leaf] = (d, i)
+                order = [*marks, _leaf_name(ctx, outer[i])]
+                for leaf in set(order) & needed:
+                    leaves[leaf] = (d, i, order.index(leaf))
                 needed -= bound
+    if not ctx.classes:
+        earlier, problem = _earlier_slice(ctx, needed - fixed - _locals(ctx),
+                                          leaves if inputs is None else None, top=depth == 0)
+        mixed = mixed or problem
+        chosen = [(k - len(earlier), *item) for k, item in enumerate(earlier)] + chosen
+    mem, local = _memory(ctx), _locals(ctx)
+    if inputs is None and any(n in local or n not in mem for n in needed - leaves.keys() - fixed):
+        # tensors a function receives: what the code does with them says
+        for k, name in enumerate(_grads_read_after(ctx)):
+            if name in needed and name not in leaves and (name in local or name not in mem):
+                leaves[name] = (-2, 0, k)
     params = list(inputs) if inputs is not None else sorted(leaves, key=leaves.get)
     reached = [s for _, s, _, _ in chosen] + consts_reached
     chosen = _dependent(chosen, set(params))
@@ -658,13 +736,82 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
     return plan
 
 
+def _grads_read_after(ctx) -> list:
+    """The names whose ``.grad`` the statements after the current one in its block read,
+    directly or through a loop over a list of names (``for p in [w, b]: p -= lr * p.grad``):
+    a backward differentiates them (PyTorch would have no gradient to read otherwise)."""
+    body, index = ctx.blocks[-1]
+    return grads_read_after(ctx, body[index + 1:])
+
+
+def grads_read_after(ctx, stmts) -> list:
+    """:func:`_grads_read_after` over the statements ``stmts``."""
+    out: list = []
+    for stmt in stmts:
+        code = _stmt_code(ctx, stmt)
+        if ".grad" not in code:
+            continue
+        out += _GRAD_OF.findall(code)
+        for loop in (n for n in (stmt, *descendants(stmt)) if type(n) is cst.For):
+            names = _list_loop(ctx, loop)
+            if names and re.search(rf"(?<![\w.]){re.escape(loop.target.value)}\.grad\b", _code(loop.body)):
+                out += names
+    return list(dict.fromkeys(out))
+
+
+def _earlier_slice(ctx, needed: set, leaves: Optional[dict], top: bool) -> tuple[list, str]:
+    """The statements of earlier cells (top-level statements of this one too, for a
+    backward in a loop) that compute the ``needed`` names, in order, as (statement,
+    bound, read), and a problem ("" when none). A leaf goes to ``leaves`` (None: the
+    inputs are given). Statements are re-derived only for a backward at the top level of
+    a cell: in a loop, what was computed before it is a constant of the function."""
+    mem, st = _memory(ctx), _state(ctx)
+    found, problem, seen = {}, "", set()
+    todo = list(needed)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        fact = mem.get(name)
+        if fact is None:
+            continue
+        if fact.leaf:
+            if leaves is not None:
+                leaves[name] = (-1, fact.seq, 0)
+            continue
+        if fact.stmt is None or not top:
+            if fact.tainted and not problem:
+                problem = (f"{name} was computed from requires_grad tensors by a compound statement or in "
+                           "an earlier cell of a loop's; compute it again next to the backward")
+            continue
+        if id(fact.stmt) not in found:
+            found[id(fact.stmt)] = fact
+            st.ported.setdefault(id(fact.stmt), fact.ported)
+            todo.extend(_names_of(ctx, fact.stmt)[1])
+    out = []
+    for fact in sorted(found.values(), key=lambda f: f.seq):
+        bound, read = _names_of(ctx, fact.stmt)
+        stale = [n for n in read if n in mem and mem[n].seq > fact.seq and id(mem[n].stmt) not in found]
+        if stale and not problem:
+            problem = (f"{', '.join(sorted(stale))} was reassigned after an earlier cell computed "
+                       f"{', '.join(sorted(bound))} from it; re-deriving it would use the new value")
+        out.append((fact.stmt, bound, read))
+    return out, problem
+
+
 # ----------------------------------------------------------------------------- state
 
 
 @dataclass
 class _State:
     ported: dict = field(default_factory=dict)  # id(original statement) -> output statements
-    active: dict = field(default_factory=dict)  # leaf name -> [grad variable, fresh?]
+    #: leaf name -> [grad variable, fresh?, scope]: the variable holding the leaf's
+    #: gradient since a ported backward; scope: ids of the functions enclosing it
+    active: dict = field(default_factory=dict)
+    #: leaves whose gradient a backward the port did not rewrite changed: no read of
+    #: their ``.grad`` is decided
+    unknown: set = field(default_factory=set)
 
 
 def _state(ctx) -> _State:
@@ -672,7 +819,192 @@ def _state(ctx) -> _State:
     st = scratch.get("state")
     if st is None:
         st = scratch["state"] = _State()
+        for name, fact in _memory(ctx).items():  # gradients earlier cells computed
+            if fact.grad is not None:
+                st.active[name] = [*fact.grad[:2], ()]
+            if fact.unknown:
+                st.unknown.add(name)
     return st
+
+
+# ----------------------------------------------------------------------------- earlier cells
+
+#: the key of this module's facts in the session (``Context.session_memory``)
+_MEMORY = "autograd"
+#: orders the statements of all cells (a fact's ``seq``)
+_SEQ = itertools.count()
+
+
+@dataclass
+class _Fact:
+    """What a top-level statement left a name bound to, for the cells after it: a notebook
+    makes a tensor require gradients in one cell, computes from it in the next and calls
+    ``backward()`` and reads ``.grad`` in later ones."""
+
+    seq: int
+    #: the original statement line that bound the name (re-derived by a later backward);
+    #: None: bound by a compound statement or an augmented assignment
+    stmt: Optional[cst.CSTNode] = None
+    ported: list = field(default_factory=list)  # the statement's ported form
+    leaf: bool = False  # a tensor created (or marked) to require gradients
+    tainted: bool = False  # computed from such a tensor with recording on
+    grad: Optional[list] = None  # [gradient variable, fresh?] after a ported backward
+    unknown: bool = False  # a backward the port did not rewrite changed its gradient
+    elements: Optional[tuple] = None  # ``[a, b, c]`` / ``(a, b)`` of names: the names
+
+
+def _memory(ctx) -> dict:
+    return ctx.session_memory(_MEMORY)
+
+
+def earlier_leaves(ctx) -> dict:
+    """Names that hold ``requires_grad`` tensors made in earlier cells (or earlier at the
+    top level of this one) -> their facts; not the names the enclosing functions bind."""
+    local = _locals(ctx)
+    return {n: f for n, f in _memory(ctx).items() if f.leaf and n not in local}
+
+
+def _locals(ctx) -> set:
+    """Names the functions enclosing the current statement bind (parameters included)."""
+    memo = _memo(ctx, "locals")
+    out: set = set()
+    for f in ctx.functions:
+        found = memo.get(id(f))
+        if found is None:
+            found = {p.name.value for p in (*f.params.params, *f.params.kwonly_params, *f.params.posonly_params)}
+            for star in (f.params.star_arg, f.params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    found.add(star.name.value)
+            if isinstance(f.body, cst.IndentedBlock):
+                for stmt in f.body.body:
+                    found |= _names_of(ctx, stmt)[0]
+            memo[id(f)] = found
+        out |= found
+    return out
+
+
+def earlier_elements(ctx, name: str) -> Optional[tuple]:
+    """The names a top-level ``name = [a, b, c]`` of an earlier cell listed."""
+    fact = _memory(ctx).get(name)
+    return fact.elements if fact is not None else None
+
+
+def _elements(stmt) -> Optional[tuple]:
+    """``L = [a, b, c]`` (or a tuple) -> ("a", "b", "c")."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+            and isinstance(small.value, (cst.List, cst.Tuple)) and small.value.elements):
+        return None
+    names = [e.value.value for e in small.value.elements
+             if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+    return tuple(names) if len(names) == len(small.value.elements) else None
+
+
+def list_marks(ctx, stmt) -> list:
+    """``for p in L: p.requires_grad = True`` (or ``p.requires_grad_()``; ``L`` a list of
+    names built before, or a list literal of names) -> the names it makes leaves."""
+    if not _loop_only(stmt, _marked_leaf):
+        return []
+    return list(_list_loop(ctx, stmt) or ())
+
+
+def _loop_var(stmt) -> Optional[str]:
+    """The variable of ``for p in <list>:`` with a plain body, else None."""
+    if (isinstance(stmt, cst.For) and isinstance(stmt.target, cst.Name) and stmt.asynchronous is None
+            and isinstance(stmt.body, cst.IndentedBlock) and not stmt.orelse and stmt.body.body):
+        return stmt.target.value
+    return None
+
+
+def _loop_only(stmt, test) -> bool:
+    """Is every statement of the loop's body one ``test(statement)`` names its variable in?"""
+    var = _loop_var(stmt)
+    return var is not None and all(test(s) == var for s in stmt.body.body)
+
+
+def _zeroes_var(stmt) -> Optional[str]:
+    """``p.grad = None`` / ``p.grad.zero_()`` / ``p.grad.data.zero_()`` -> "p"."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    found = _ZEROED.fullmatch(_code(stmt.body[0]).strip())
+    return (found.group(1) or found.group(2)) if found else None
+
+
+def _list_loop(ctx, stmt, lists: Optional[dict] = None) -> Optional[tuple]:
+    """For ``for p in L:`` / ``for p in [a, b]:``: the names the list holds (``lists``: the
+    lists of the block so far; else the last binding before the statement, or an earlier
+    cell's); None when unknown."""
+    if _loop_var(stmt) is None:
+        return None
+    it = stmt.iter
+    if isinstance(it, (cst.List, cst.Tuple)):
+        names = [e.value.value for e in it.elements if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+        return tuple(names) if names and len(names) == len(it.elements) else None
+    if isinstance(it, cst.Name):
+        if lists is not None:
+            return lists[it.value] if it.value in lists else earlier_elements(ctx, it.value)
+        return elements_of(ctx, it.value)
+    return None
+
+
+def elements_of(ctx, name: str) -> Optional[tuple]:
+    """The names of the list ``name`` holds at the current statement: the last ``name =
+    [a, b, c]`` (or ``a, b, c = name``) before it in its block or an enclosing one, else
+    of an earlier cell."""
+    for body, at in reversed(ctx.blocks):
+        j = _index(ctx, body).last_binder(name, at)
+        for k in range(at - 1, j, -1):
+            unpacked = _unpacked(body[k])
+            if unpacked is not None and unpacked[0] == name:
+                return unpacked[1]
+        if j >= 0:
+            return _elements(body[j])
+    return earlier_elements(ctx, name)
+
+
+def _unpacked(stmt) -> Optional[tuple]:
+    """``a, b = L`` -> ("L", ("a", "b"))."""
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Name)
+            and isinstance(small.targets[0].target, (cst.Tuple, cst.List))):
+        return None
+    names = [e.value.value for e in small.targets[0].target.elements
+             if isinstance(e, cst.Element) and isinstance(e.value, cst.Name)]
+    return (small.value.value, tuple(names)) if names and len(names) == len(small.targets[0].target.elements) else None
+
+
+def _remember(ctx, original) -> None:
+    """Record what a top-level statement bound (see :class:`_Fact`)."""
+    mem, st = _memory(ctx), _state(ctx)
+    seq = next(_SEQ)
+    marks = list_marks(ctx, original)
+    marked = _marked_leaf(original) if isinstance(original, cst.SimpleStatementLine) else None
+    for name in marks + ([marked] if marked else []):
+        fact = mem.setdefault(name, _Fact(seq))
+        fact.leaf, fact.tainted, fact.seq = True, False, seq
+        seq = next(_SEQ)  # the parameters of a function differentiating them keep the list's order
+    if marks or marked:
+        return
+    bound, read = _names_of(ctx, original)
+    simple = isinstance(original, cst.SimpleStatementLine)
+    rebound = _rebound(original) if simple else set()
+    tainted = any((f := mem.get(n)) is not None and (f.leaf or f.tainted) for n in read) and \
+        _with_mode(ctx, original) != "off"
+    leaf = _leaf_name(ctx, original) if simple else None
+    ported = st.ported.get(id(original), [])
+    for name in bound:
+        old = mem.get(name)
+        if simple and name not in rebound and old is not None and old.leaf:
+            continue  # ``x -= lr * x.grad``: the same leaf, changed in place
+        mem[name] = _Fact(seq, original if simple and name in rebound else None, ported,
+                          leaf=name == leaf, tainted=tainted and name != leaf,
+                          elements=_elements(original) if simple else None)
+    for name, act in st.active.items():
+        if not act[2] and name in mem:
+            mem[name].grad = act[:2]
+    for name in st.unknown:
+        if name in mem:
+            mem[name].unknown = True
 
 
 def _body_text(ctx, plan: Plan) -> Optional[str]:
@@ -688,6 +1020,9 @@ def _body_text(ctx, plan: Plan) -> Optional[str]:
             inner = out[0].body
             out = ([cst.SimpleStatementLine(body=inner.body)] if isinstance(inner, cst.SimpleStatementSuite)
                    else list(inner.body))
+        # the comment lines above a statement stay with the original (a "# %%" cell
+        # marker re-derived into a function would split it)
+        out = [o.with_changes(leading_lines=()) if getattr(o, "leading_lines", None) else o for o in out]
         text = cst.Module(body=out).code
         text = "\n".join(re.sub(rf"\s*{MARKER}.*$", "", line) for line in text.splitlines())
         parts.append(textwrap.dedent(text).strip("\n"))
@@ -829,6 +1164,8 @@ def _port_backward(ctx, original, updated):
         _no_leaf(ctx, original, found, plan)
         return None  # no requires_grad tensor in sight: a training step (other rules)
     comment = f"{target}.backward() not ported"
+    st = _state(ctx)
+    st.unknown.update(plan.params)  # until the backward is ported below
     if bound is None or "inputs" in bound:
         _flag(ctx, original, api_name, "inputs= / *args of backward are not ported; call mindspore.grad "
               "with grad_position for the inputs you need", comment)
@@ -836,7 +1173,6 @@ def _port_backward(ctx, original, updated):
     if plan.problem:
         _flag(ctx, original, api_name, plan.problem, comment)
         return updated
-    st = _state(ctx)
     loops = any(isinstance(h, (cst.For, cst.While)) for h in ctx.enclosing_statements[:-1])
     body, index = ctx.blocks[-1]
     idx = _index(ctx, body)
@@ -848,6 +1184,12 @@ def _port_backward(ctx, original, updated):
                   f"{p}.grad accumulates; not ported")
             return updated
         created_here = any(j < index for j in idx.leaves.get(p, ()))
+        received = bool(ctx.functions) and p in _locals(ctx) and not created_here
+        if received and not any(j != index for j in idx.zeroed.get(p, ())):
+            _flag(ctx, original, api_name, f"{p} comes from outside the function, and PyTorch adds this "
+                  f"backward's gradient to what {p}.grad held before the call; reset it in the function "
+                  f"({p}.grad = None or {p}.grad.zero_()), or sum by hand", f"{p}.grad accumulates; not ported")
+            return updated
         if loops and not created_here and not any(j != index for j in idx.zeroed.get(p, ())):
             _flag(ctx, original, api_name, f"inside this loop {p}.grad accumulates over iterations in "
                   f"PyTorch; add {p}.grad = None (or {p}.grad.zero_()) in the loop body, or sum by hand",
@@ -867,10 +1209,12 @@ def _port_backward(ctx, original, updated):
             ctx.edit("GRD003", None, node=original, api=api_name,
                      detail=f"{key}={_code(bound[key].value)} dropped")
     grads = []
+    scope = tuple(id(f) for f in ctx.functions)
     for p in plan.params:
         act = st.active.get(p)
-        grads.append(act[0] if act else ctx.fresh_name(f"_{p}_grad"))
-        st.active[p] = [grads[-1], False]
+        grads.append(act[0] if act and act[2] == scope else ctx.fresh_name(f"_{p}_grad"))
+        st.active[p] = [grads[-1], False, scope]
+        st.unknown.discard(p)
     lhs = ", ".join(grads) if len(grads) > 1 else (f"({grads[0]},)" if vector else grads[0])
     # one parse for both generated statements (libcst's per-call cost dominates here)
     func, assign = cst.parse_module(
@@ -882,7 +1226,110 @@ def _port_backward(ctx, original, updated):
     ctx.edit(rule, assign.body[0], node=original, api=api_name,
              detail=f"{target}.backward() -> {how} of {fn}({', '.join(plan.params)}) "
                     f"re-deriving {target} from {len(plan.body)} statement(s); -> {', '.join(grads)}")
-    return cst.FlattenSentinel([func, assign])
+    retained = _retained_before(ctx) if vector is None else []
+    if not retained:
+        return cst.FlattenSentinel([func, assign])
+    return cst.FlattenSentinel([func, assign, *_retained_grads(ctx, found, plan.params, grads, retained)])
+
+
+def _retain_var(stmt) -> Optional[str]:
+    """``t.retain_grad()`` as a statement -> "t"."""
+    call = stmt.body[0].value if (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                                  and isinstance(stmt.body[0], cst.Expr)) else None
+    if (isinstance(call, cst.Call) and not call.args and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value == "retain_grad" and isinstance(call.func.value, cst.Name)):
+        return call.func.value.value
+    return None
+
+
+def _retains(ctx, stmt) -> Optional[list]:
+    """The names ``t.retain_grad()`` / ``for t in [a, b]: t.retain_grad()`` asks PyTorch
+    to keep the gradients of; None for another statement."""
+    name = _retain_var(stmt)
+    if name is not None:
+        return [name]
+    if _loop_only(stmt, _retain_var):
+        return list(_list_loop(ctx, stmt) or ()) or None
+    return None
+
+
+def _retained_before(ctx) -> list:
+    """The intermediate tensors the statements before the current one in its block (since
+    the last backward) asked to keep their gradients, in order."""
+    body, index = ctx.blocks[-1]
+    out: list = []
+    for stmt in reversed(body[:index]):
+        if _BACKWARD.search(_stmt_code(ctx, stmt)):
+            break
+        out[:0] = _retains(ctx, stmt) or []
+    return list(dict.fromkeys(out))
+
+
+def _retained_grads(ctx, found: _Target, params: list, grads: list, retained: list) -> list:
+    """After a backward with ``retain_grad()`` on intermediates (manual backprop lessons
+    compare hand-derived gradients with ``t.grad``, often inside a helper that receives
+    ``t``): each intermediate's gradient, from a function re-deriving the target from it,
+    and every gradient stored as the tensor's ``.grad`` attribute (a MindSpore tensor
+    takes one), so reads through any name find it."""
+    out = []
+    if params:
+        out.append(f"{', '.join(f'{p}.grad' for p in params)} = {', '.join(grads)}\n")
+    for name in retained:
+        plan = _plan(ctx, found.label, inputs=[name], reads=found.reads())
+        fn = ctx.fresh_name(f"_{found.base}_fn")
+        text = None if plan.problem else _def_text(ctx, fn, plan, found.returned(ctx))
+        if text is None or not plan.body:
+            ctx.finding(_FIND, f"the gradient of {name} (retain_grad()) is not ported: "
+                        + (plan.problem or f"{found.label} is not computed from {name} in this block"),
+                        node=ctx.statement, api="Tensor.retain_grad",
+                        comment=f"{name}.grad not ported")
+            continue
+        out.append(text + f"{name}.grad = {_grad_call(ctx, fn, [name], None)}\n")
+    ctx.edit("GRD001", None, node=ctx.statement, api="Tensor.retain_grad",
+             detail=f"{', '.join(retained)}.grad: mindspore.grad of functions re-deriving {found.label} "
+                    "from each; the gradients are stored as .grad attributes")
+    return list(cst.parse_module("".join(out)).body)
+
+
+def slice_reads(ctx, target) -> set:
+    """The names the statements computing ``target`` (an expression of the current
+    statement) read, in this cell and, at the top level, earlier cells."""
+    found = _Target(target, [], "", target.value if isinstance(target, cst.Name) else None)
+    plan = _plan(ctx, found.label, inputs=[], reads=found.reads())
+    reads = set(found.reads() or {found.name})
+    for stmt in plan.reached:
+        reads |= _names_of(ctx, stmt)[1]
+    return reads
+
+
+def next_seq() -> int:
+    """A number greater than those of every statement remembered so far."""
+    return next(_SEQ)
+
+
+def seq_of(ctx, stmt) -> Optional[int]:
+    """The order of a top-level statement of an earlier cell that bound a name still
+    remembered (None: not one)."""
+    for fact in _memory(ctx).values():
+        if fact.stmt is stmt:
+            return fact.seq
+    return None
+
+
+def rederive(ctx, target, inputs: list):
+    """(name, text, statements) of ``def fn(): <the statements computing target>; return
+    target``, the slice stopping at ``inputs`` (a model: what its parameters feed is
+    re-derived); a string saying why not."""
+    found = _Target(target, [], "", target.value if isinstance(target, cst.Name) else None)
+    plan = _plan(ctx, found.label, inputs=inputs, reads=found.reads())
+    if plan.problem:
+        return plan.problem
+    fn = ctx.fresh_name(f"_{found.base}_fn")
+    plan.params = []
+    text = _def_text(ctx, fn, plan, found.returned(ctx))
+    if text is None:
+        return f"a statement computing {found.label} was rewritten by another rule"
+    return fn, text, plan.body
 
 
 _LEAF_TEXT = re.compile(r"requires_grad\s*=\s*True|\.requires_grad_\(")
@@ -919,6 +1366,7 @@ def _no_leaf(ctx, original, found: _Target, plan: Plan) -> None:
     seen = _leaf_like(ctx, reads)
     if not seen:
         return
+    _state(ctx).unknown.update(seen)
     target = found.label
     if plan.problem:
         _flag(ctx, original, found.api, plan.problem, f"{target}.backward() not ported")
@@ -1034,9 +1482,12 @@ api("torch.autograd.backward", rule="GRD001", handler=_autograd_backward, return
 
 
 class _GradReads(cst.CSTTransformer):
-    def __init__(self, active: dict):
+    """``x.grad`` -> the name ``swap`` maps x to (outside functions and lambdas taking a
+    parameter x)."""
+
+    def __init__(self, swap: dict):
         super().__init__()
-        self.active = active
+        self.active = swap
         self.hidden: list[set] = []
         self.changed: list[str] = []
 
@@ -1061,7 +1512,7 @@ class _GradReads(cst.CSTTransformer):
                 and updated.value.value in self.active
                 and not any(updated.value.value in h for h in self.hidden)):
             self.changed.append(updated.value.value)
-            return cst.Name(self.active[updated.value.value][0])
+            return cst.Name(self.active[updated.value.value])
         return updated
 
 
@@ -1088,40 +1539,230 @@ def _zero_stmt(ctx, original, updated):
 
 
 def _statement_hook(ctx, original, updated):
+    result = _port_statement(ctx, original, updated)
+    if ctx.depth == 0:
+        _remember(ctx, original)
+    return result
+
+
+def _port_statement(ctx, original, updated):
     st = _state(ctx)
-    if not st.active and not isinstance(original, cst.SimpleStatementLine):
+    if isinstance(original, cst.For) and _loop_only(original, _retain_var):
+        return _retain_stmt(ctx, original, updated, _retains(ctx, original) or [])
+    if isinstance(original, cst.For) and st.active and (new := _list_grads(ctx, st, original, updated)) is not None:
+        st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+        return new
+    if not isinstance(original, cst.SimpleStatementLine):
         st.ported[id(original)] = [updated]
         return updated
-    if isinstance(original, cst.SimpleStatementLine):
-        marked = _marked_leaf(original)
-        if marked is not None and _differentiated(ctx, marked):
-            return _drop_marker(ctx, original, updated, marked)
-        new = _port_backward(ctx, original, updated)
-        if new is None:
-            new = _zero_stmt(ctx, original, updated)
-        if new is not None:
-            st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
-            return new
-    if st.active and ".grad" in _stmt_code(ctx, original):
-        params = {p for f in ctx.functions for p in _param_names(f)}
-        mentioned = set(_GRAD_OF.findall(_stmt_code(ctx, original)))
-        visible = {k: st.active[k] for k in mentioned if k in st.active and k not in params}
-        reads = _GradReads(visible)
-        new = updated.visit(reads)
-        if reads.changed:
-            for name in dict.fromkeys(reads.changed):
-                if _zeroes(ctx, original, name):
-                    st.active[name][1] = True
-            ctx.edit("GRD005", None, node=original, api="Tensor.grad",
-                     detail="; ".join(f"{n}.grad -> {st.active[n][0]}" for n in dict.fromkeys(reads.changed)))
-            updated = new
-    if st.active and _marked_leaf(original) is None:
+    marked = _marked_leaf(original)
+    if marked is not None and _differentiated(ctx, marked):
+        return _drop_marker(ctx, original, updated, marked)
+    if _retain_var(original) is not None:
+        holders = ctx.enclosing_statements
+        if len(holders) > 1 and isinstance(holders[-2], cst.For) and _loop_only(holders[-2], _retain_var):
+            return updated  # the loop's hook ports the loop
+        return _retain_stmt(ctx, original, updated, [_retain_var(original)])
+    new = _port_backward(ctx, original, updated)
+    if new is None:
+        new = _zero_stmt(ctx, original, updated)
+    if new is not None:
+        st.ported[id(original)] = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+        return new
+    code = _stmt_code(ctx, original)
+    if ".retain_grad(" in code:  # not the forms ported above (layer.out.retain_grad(), a value used)
+        ctx.finding(_FIND, "retain_grad() asks PyTorch to keep an intermediate tensor's gradient at the next "
+                    "backward(); it is ported only as a statement on a name (t.retain_grad(), or a loop over a "
+                    "list of names) with a backward() later in the same block: compute the gradient with "
+                    "mindspore.grad of a function of the tensor", api="Tensor.retain_grad",
+                    node=original, comment="retain_grad() not ported")
+    if ".grad" in code:
+        updated = _read_grads(ctx, st, original, updated, code)
+    if st.active and isinstance(updated, cst.SimpleStatementLine):
+        updated = _update_in_place(ctx, st, original, updated)
+    if ".grad_fn" in code and " is " in code:
+        updated = updated.visit(_NodeIsNone())
+    if _marked_leaf(original) is None:
         # a new tensor under the same name (a requires_grad leaf or not): its .grad starts
         # empty; ``x -= ...`` and ``x.requires_grad_()`` keep the tensor, and its .grad
         for name in _rebound(original) | {_leaf_name(ctx, original)}:
             st.active.pop(name, None)
+            st.unknown.discard(name)
     st.ported[id(original)] = [updated]
     return updated
+
+
+def _read_grads(ctx, st, original, updated, code: str):
+    """``x.grad`` -> the variable holding x's gradient since a ported backward; ``None``
+    for a leaf no backward has reached yet (what PyTorch holds there)."""
+    mentioned = set(_GRAD_OF.findall(code))
+    swap = {k: st.active[k][0] for k in mentioned if k in st.active and _visible(ctx, k, st.active[k][2])}
+    for name in sorted(mentioned - swap.keys()):
+        if _gradless(ctx, st, name, code):
+            swap[name] = "None"
+    if not swap:
+        return updated
+    reads = _GradReads(swap)
+    new = updated.visit(reads)
+    if not reads.changed:
+        return updated
+    for name in dict.fromkeys(reads.changed):
+        if name in st.active and _zeroes(ctx, original, name):
+            st.active[name][1] = True
+    ctx.edit("GRD005", None, node=original, api="Tensor.grad",
+             detail="; ".join(f"{n}.grad -> {swap[n]}" + (" (no backward has reached it yet)" if swap[n] == "None"
+                                                          else "") for n in dict.fromkeys(reads.changed)))
+    return new
+
+
+def _update_in_place(ctx, st, original, updated):
+    """``w -= lr * w.grad`` on a tensor a ported backward differentiated (PyTorch: in
+    place, under ``no_grad()``) -> ``ops.assign(w, w - lr * _w_grad)``: in MindSpore
+    ``w -= ...`` binds a new tensor to the name, and the caller's tensor (a function's
+    parameter) or a list holding it would keep the old values."""
+    if not (len(original.body) == 1 and isinstance(original.body[0], cst.AugAssign)
+            and isinstance(original.body[0].target, cst.Name) and len(updated.body) == 1
+            and isinstance(updated.body[0], cst.AugAssign)):
+        return updated
+    name = original.body[0].target.value
+    small = updated.body[0]
+    act = st.active.get(name)
+    if act is None or not _visible(ctx, name, act[2]) or type(small.operator) not in _IN_PLACE:
+        return updated
+    value = small.value
+    text = _code(value).strip()
+    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        text = f"({text})"
+    assign = _ms(ctx, "mindspore.ops.assign")
+    new = updated.with_changes(body=[cst.Expr(ctx.parse(
+        f"{assign}({name}, {name} {_IN_PLACE[type(small.operator)]} {text})"))])
+    ctx.edit("GRD005", new, node=original, api="Tensor.__isub__",
+             detail=f"{_code(original.body[0]).strip()} -> {assign}(...): an update in place of the tensor")
+    return new
+
+
+def _retain_stmt(ctx, original, updated, names: list):
+    """``t.retain_grad()`` (or a loop of them): a backward later in the block computes the
+    gradients of these tensors (``_retained_grads``), so the call goes (a loop keeps its
+    variable, with ``pass`` as its body); without one it is flagged."""
+    body, index = ctx.blocks[-1]
+    later = any(_BACKWARD.search(_stmt_code(ctx, s)) for s in body[index + 1:])
+    if not later or not names:
+        ctx.finding(_FIND, "retain_grad() asks PyTorch to keep an intermediate tensor's gradient at the next "
+                    "backward(); it is ported only with a backward() later in the same block, and only for "
+                    "tensors named in a list: compute the gradient with mindspore.grad of a function of the "
+                    "tensor", node=original, api="Tensor.retain_grad", comment="retain_grad() not ported")
+        return updated
+    _state(ctx).ported[id(original)] = []
+    if isinstance(original, cst.For):
+        new = updated.with_changes(body=updated.body.with_changes(
+            body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
+    else:
+        new = updated.with_changes(body=[cst.Pass()])
+    ctx.edit("GRD001", new, node=original, api="Tensor.retain_grad",
+             detail=f"{', '.join(names)}.retain_grad(): the backward below computes their gradients")
+    if isinstance(original, cst.SimpleStatementLine) and ctx.siblings()[0] + ctx.siblings()[1]:
+        ctx.carry_lines(updated.leading_lines)
+        return cst.RemovalSentinel.REMOVE
+    return new
+
+
+def list_loop_ported(ctx, loop) -> bool:
+    """Will the loop's hook read its variable's ``.grad`` from the gradients a ported
+    backward computed for each element of the list (``_list_grads``)?"""
+    names, st = _list_loop(ctx, loop), _state(ctx)
+    return bool(names) and all(n in st.active and _visible(ctx, n, st.active[n][2]) for n in names)
+
+
+def _list_grads(ctx, st, original, updated):
+    """A loop over a list of leaves whose gradients a ported backward computed:
+    ``for p in params: p.grad = None`` -> ``_a_grad = _b_grad = None``; ``for p in
+    params: p.data -= lr * p.grad`` -> ``for p, p_grad in zip(params, (_a_grad,
+    _b_grad)): ...`` (an update of ``p`` itself becomes ``ops.assign``: ``p -= ...``
+    would bind a new tensor to the loop variable and leave the list's unchanged)."""
+    names = _list_loop(ctx, original)
+    var = _loop_var(original)
+    if not names or not isinstance(updated, cst.For) or not isinstance(updated.body, cst.IndentedBlock):
+        return None
+    acts = [st.active.get(n) for n in names]
+    if not all(a is not None and _visible(ctx, n, a[2]) for n, a in zip(names, acts)):
+        return None
+    grads = [a[0] for a in acts]
+    zero = _ms(ctx, "mindspore.ops.zeros_like")
+    resets = []
+    for line in original.body.body:  # p.grad = None / p.grad.zero_() in the loop
+        if _zeroes_var(line) == var:
+            resets.append("None" if _code(line).strip().endswith("None") else "zeros")
+    if resets:
+        for a in acts:
+            a[1] = True
+        if resets[-1] == "None":
+            reset = f"{' = '.join(grads)} = None\n"
+        else:
+            reset = f"{', '.join(grads)} = {', '.join(f'{zero}({g})' for g in grads)}\n"
+        reset = ctx.parse_statement(reset)
+    if _loop_only(original, _zeroes_var):
+        new = reset.with_changes(leading_lines=updated.leading_lines)
+        ctx.edit("GRD005", new, node=original, api="Tensor.grad",
+                 detail=f"{var}.grad over {', '.join(names)} -> {', '.join(grads)} reset")
+        return new
+    if not re.search(rf"(?<![\w.]){re.escape(var)}\.grad\b", _code(original.body)):
+        return None
+    name = ctx.fresh_name(f"{var}_grad")
+    assign = _ms(ctx, "mindspore.ops.assign")
+    body = []
+    for line, new_line in zip(original.body.body, updated.body.body):
+        if _zeroes_var(line) == var:
+            continue
+        new_line = new_line.visit(_GradReads({var: name}))
+        if isinstance(line, cst.SimpleStatementLine):
+            smalls = []
+            for small in new_line.body:
+                if (isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name)
+                        and small.target.value == var and type(small.operator) in _IN_PLACE):
+                    value = small.value
+                    text = _code(value).strip()
+                    if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                        text = f"({text})"
+                    small = cst.Expr(ctx.parse(f"{assign}({var}, {var} {_IN_PLACE[type(small.operator)]} {text})"))
+                smalls.append(small)
+            new_line = new_line.with_changes(body=smalls)
+        body.append(new_line)
+    if not body:
+        body = [cst.SimpleStatementLine(body=[cst.Pass()])]
+    where = _code(original.iter).strip()
+    new = updated.with_changes(
+        target=ctx.parse(f"({var}, {name})").with_changes(lpar=[], rpar=[]),
+        iter=ctx.parse(f"zip({_code(updated.iter).strip()}, ({', '.join(grads)}{',' if len(grads) == 1 else ''}))"),
+        body=updated.body.with_changes(body=body))
+    ctx.edit("GRD005", new, node=original, api="Tensor.grad",
+             detail=f"{var}.grad over {where} -> {name} from zip({where}, ({', '.join(grads)}))")
+    return cst.FlattenSentinel([new, reset]) if resets else new
+
+
+_IN_PLACE = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
+
+
+def _visible(ctx, name: str, scope: tuple) -> bool:
+    """Does ``name`` at the current statement hold the leaf whose gradient a backward
+    ported in the functions ``scope`` assigned (no function in between takes a
+    parameter of that name)?"""
+    functions = ctx.functions
+    if tuple(id(f) for f in functions[:len(scope)]) != scope:
+        return False
+    return not any(name in _param_names(f) for f in functions[len(scope):])
+
+
+def _gradless(ctx, st, name: str, code: str) -> bool:
+    """Is ``name`` a leaf whose ``.grad`` is still None here: created (or marked) to
+    require gradients, no backward since, and the read runs once, in order (not in a loop
+    or a function, where an earlier iteration or call may have filled it)?"""
+    if name in st.unknown or re.search(rf"(?<![\w.]){re.escape(name)}\.grad\s*=(?!=)|\bdel\b", code):
+        return False
+    if any(isinstance(h, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda))
+           for h in ctx.enclosing_statements[:-1]):
+        return False
+    return _origin(ctx, name) in ("leaf", "plain")  # a tensor not requiring grad has none either
 
 
 def _rebound(stmt) -> set:
@@ -1151,9 +1792,10 @@ def _drop_marker(ctx, original, updated, name: str):
     differentiates: removed (x becomes a parameter of the function mindspore.grad
     differentiates)."""
     st = _state(ctx)
+    what = _code(original.body[0] if isinstance(original, cst.SimpleStatementLine) else original).strip()
+    what = what.splitlines()[0] + (" ..." if "\n" in what else "")
     ctx.edit("GRD001", None, node=original, api="Tensor.requires_grad_",
-             detail=f"{_code(original.body[0]).strip()} removed: {name} is differentiated by the "
-                    "ported backward")
+             detail=f"{what} removed: {name} is differentiated where a backward asks for its gradient")
     before, after = ctx.siblings()
     commented = any(line.comment is not None for line in updated.leading_lines)
     if (before or after) and (ctx.depth == 0 or not commented):
@@ -1189,11 +1831,19 @@ def differentiated_leaf(site) -> bool:
     return _differentiated(site, name)
 
 
+def _top_level(ctx) -> bool:
+    """Is the current statement at the top level of the cell (where a later cell sees
+    what it binds)?"""
+    return len(ctx.blocks) == 1
+
+
 def _differentiated(ctx, name: str) -> bool:
     """Does a backward follow the current statement in its block, with ``name``
     mentioned after it?"""
     if not ctx.blocks:
         return False
+    if _top_level(ctx):
+        return True  # a backward in this cell or a later one may differentiate it
     block, i = ctx.blocks[-1]
     if i >= len(block) - 1:
         return False
@@ -1231,7 +1881,7 @@ def drop_requires_grad(site, arg):
         site.edit("FUN017", None, detail=f"requires_grad={value} dropped")
     else:
         site.edit("GRD001", None, detail=f"requires_grad={value} dropped: the tensor is "
-                                         "differentiated by the ported backward")
+                                         "differentiated where a backward asks for its gradient")
     return False
 
 
@@ -1260,7 +1910,7 @@ def _requires_grad_(site):
             return None  # ``x.requires_grad_()``: the statement hook removes the line
         new = site.receiver
         site.edit("GRD001", new, detail=f"{_code(site.original.func.value).strip()}.requires_grad_() -> "
-                                        f"{_code(new).strip()}: differentiated by the ported backward")
+                                        f"{_code(new).strip()}: differentiated where a backward asks for its gradient")
         return new
     recv = site.kind_of(site.receiver_original)
     for entry in METHODS.get("requires_grad_", ()):
@@ -1283,8 +1933,68 @@ _FACTORIES = frozenset(f"torch.{n}" for n in (
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 #: (requires_grad, is_leaf, grad_fn) by origin; None: not decided
 _KNOWN = {"leaf": ("True", "True", "None"), "plain": ("False", "True", "None"),
-          "param": (None, "True", "None")}
+          "param": (None, "True", "None"), "tainted": ("True", "False", None)}
 _ATTRS = ("requires_grad", "is_leaf", "grad_fn")
+#: the class of the node PyTorch 2.13 records for an operation (checked on tensors)
+_NODES = {cst.Add: "AddBackward0", cst.Subtract: "SubBackward0", cst.Multiply: "MulBackward0",
+          cst.Divide: "DivBackward0", cst.Power: "PowBackward0", cst.Minus: "NegBackward0"}
+_NODE_METHODS = frozenset({"mean", "sum", "exp", "log", "tanh", "sigmoid", "relu", "sqrt", "abs", "sin", "cos",
+                           "clone"})
+
+
+def _node_name(ctx, value) -> Optional[str]:
+    """The class of PyTorch's grad_fn for a value computed by ``value`` (the expression a
+    tensor that requires grad was assigned): the outermost operation, where it is known
+    without the operands' shapes; None otherwise."""
+    if isinstance(value, cst.BinaryOperation) and type(value.operator) in _NODES:
+        numeric = (cst.Integer, cst.Float)
+        if isinstance(value.left, numeric) or (
+                isinstance(value.operator, cst.Power) and not isinstance(value.right, numeric)):
+            return None  # 2 - x is RsubBackward1, x ** t is PowBackward1
+        return _NODES[type(value.operator)]
+    if isinstance(value, cst.UnaryOperation) and type(value.operator) in _NODES:
+        return _NODES[type(value.operator)]
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Attribute, cst.Name)):
+        qual = ctx.resolve(value.func) or ""
+        method = value.func.attr.value if isinstance(value.func, cst.Attribute) else ""
+        if qual.startswith("torch.") and len(value.args) == 1:
+            method = qual[len("torch."):]
+        elif qual or value.args:
+            return None
+        if method in _NODE_METHODS:
+            return method.capitalize() + "Backward0"
+    return None
+
+
+class _NodeIsNone(cst.CSTTransformer):
+    """``'<MulBackward0 object>' is None`` (a grad_fn read the port replaced by its
+    stand-in) -> ``False`` (``is not None``: ``True``): PyTorch's node is not None, and a
+    literal compared with ``is`` draws a SyntaxWarning."""
+
+    def leave_Comparison(self, original_node, updated_node):
+        left = updated_node.left
+        if (len(updated_node.comparisons) == 1 and isinstance(left, cst.SimpleString)
+                and _STAND_IN.fullmatch(left.value)):
+            target = updated_node.comparisons[0]
+            if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+                if isinstance(target.operator, cst.Is):
+                    return cst.Name("False", lpar=updated_node.lpar, rpar=updated_node.rpar)
+                if isinstance(target.operator, cst.IsNot):
+                    return cst.Name("True", lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return updated_node
+
+
+_STAND_IN = re.compile(r"'<(\w+Backward\d object|grad_fn of \w+)>'")
+
+
+def _grad_fn_stand_in(site, name: str) -> str:
+    """What the port reads for ``name.grad_fn`` of a tensor computed from one that
+    requires grad: a string naming the node (what printing it shows, without the
+    address), which is not None as the node is not."""
+    fact = _memory(site).get(name)
+    small = fact.stmt.body[0] if fact is not None and fact.stmt is not None else None
+    node = _node_name(site, small.value) if isinstance(small, cst.Assign) else None
+    return f"<{node} object>" if node else f"<grad_fn of {name}>"
 
 
 def _mutates(name: str):
@@ -1331,9 +2041,18 @@ def _origin(ctx, name: str) -> Optional[str]:
         j = idx.last_binder(name, at)
         if any(mutates.search(_stmt_code(ctx, body[k])) for k in range(max(j, -1) + 1, at)):
             return None
+        if j >= 0 and name in idx.marks.get(j, ()):
+            return "leaf"  # for p in L: p.requires_grad = True
         if j >= 0:
-            return _origin_of(ctx, body[j], name)
-    return None
+            origin = _origin_of(ctx, body[j], name)
+            fact = _memory(ctx).get(name) if origin == "computed" else None
+            return "tainted" if fact is not None and fact.stmt is body[j] and fact.tainted else origin
+    fact = _memory(ctx).get(name) if reach == len(blocks) else None
+    if fact is None:
+        return None
+    if fact.leaf:
+        return "leaf"
+    return "tainted" if fact.tainted else (_origin_of(ctx, fact.stmt, name) if fact.stmt is not None else None)
 
 
 def _scoped(ctx, name: str) -> bool:
@@ -1386,8 +2105,17 @@ def _autograd_attr(site):
     if value is not None:
         new = cst.Name(value)
         how = {"leaf": "created with requires_grad=True", "plain": "created without requires_grad",
-               "param": "a Parameter"}[origin]
+               "param": "a Parameter", "tainted": "computed from a tensor that requires grad"}[origin]
         site.edit("GRD007", new, api=f"Tensor.{attr}", detail=f"{who}.{attr} -> {value} ({who} was {how})")
+        return new
+    if attr == "grad_fn" and origin == "tainted":
+        text = _grad_fn_stand_in(site, recv.value)
+        new = cst.SimpleString(repr(text))
+        site.finding("GRD007", f"{who}.grad_fn is the node of PyTorch's recorded graph that computed {who}; "
+                     f"MindSpore records no graph, so the read becomes the string {text!r} (what printing "
+                     "the node shows, without its address; not None, as the node is not). Code that uses "
+                     "the node itself (next_functions, hooks) has no MindSpore counterpart",
+                     api="Tensor.grad_fn", comment=f"Tensor.grad_fn is PyTorch's graph node; {text!r} stands in")
         return new
     if attr == "requires_grad" and not (origin == "computed" and kind == TENSOR):
         return None  # a Parameter (or unknown): MindSpore Parameters have requires_grad

@@ -316,6 +316,11 @@ def _save(site):
     return new
 
 
+#: the fact CKP004 keeps in the session once something was saved with pickle (no name a
+#: cell can bind, so no later cell's assignment drops it)
+_PICKLED = "<saved with pickle>"
+
+
 def _pickle_save(site, obj, path, original_path):
     """``torch.save(obj, f)`` of any other object: pickled (rule CKP004)."""
     pickle = site.require_import("pickle")
@@ -325,7 +330,7 @@ def _pickle_save(site, obj, path, original_path):
         pathlib = site.require_import("pathlib")
         new = site.parse(f"{pathlib}.Path({site.code(path).strip()}).write_bytes("
                          f"{pickle}.dumps({site.code(obj).strip()}))")
-    site.remember("CKP004")["pickled"] = True
+    site.session_memory("CKP004")[_PICKLED] = True
     site.edit("CKP004", new, detail="torch.save -> pickle (the object is no state dict)")
     return new
 
@@ -399,7 +404,7 @@ def _load(site):
         return new
     new_path = _ckpt_path(site, path, original_path, loading=True)
     new = cst.Call(func=site.ref("mindspore.load_checkpoint"), args=[cst.Arg(new_path)])
-    if site.remember("CKP004").get("pickled"):
+    if site.session_memory("CKP004").get(_PICKLED):
         p = site.code(path.value).strip()
         if not is_pure(path.value):
             site.finding("CKP004", "the file name is an expression with effects: evaluated twice here "

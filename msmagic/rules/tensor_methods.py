@@ -174,7 +174,8 @@ register(
         Parameters), and its same-named method returns None, so ``w =
         torch.randn(3).requires_grad_()`` would bind None. Create the tensor with
         ``requires_grad=True`` (which the autograd rules port) or make it a
-        ``mindspore.Parameter``. ``get_device()`` returns PyTorch's device index (-1 on
+        ``mindspore.Parameter``; at the top level of a cell, where a later cell may
+        differentiate the tensor, the autograd rules drop the mark (GRD001). ``get_device()`` returns PyTorch's device index (-1 on
         CPU); MindSpore tensors have no device index (``x.device`` is a string). These
         calls are flagged and left unchanged.
     """,
@@ -183,8 +184,10 @@ register(
     installed_note="Checked on 2.10: Tensor.requires_grad_() returns None; Tensor has no get_device.",
     example="""
         import torch
-        w = torch.ones(3).requires_grad_()
-        dev = w.get_device()
+
+        def make():
+            w = torch.ones(3).requires_grad_()
+            return w, w.get_device()
     """,
 )
 

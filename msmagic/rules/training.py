@@ -16,6 +16,7 @@ fails."""
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import string
 import textwrap
@@ -26,9 +27,12 @@ import libcst as cst
 
 from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
-from msmagic.engine.build import child_nodes, descendants
+from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
+from msmagic.rules.autograd import (
+    earlier_leaves, grads_read_after, list_loop_ported, list_marks, next_seq, rederive, seq_of, slice_reads,
+)
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -56,7 +60,19 @@ register(
         parameter's gradient
         (``print(linear.weight.grad)``), it reads ``grad_of[linear.weight]`` from
         ``grad_of = dict(zip(optimizer.parameters, grads))``: a Parameter hashes by
-        identity, so that is the gradient the step computed for it.
+        identity, so that is the gradient the step computed for it. Teaching notebooks
+        split a step over the top level of several cells: ``loss.backward()`` with no step
+        in its block becomes ``mindspore.grad`` of a function re-deriving the loss (from
+        the statements of this cell and earlier ones that compute it from the model) over
+        the model's parameters (the optimizer's, once one is built on them); a
+        ``.grad`` read after it reads that gradient, one before any backward reads None,
+        ``zero_grad()`` forgets the gradients and a later ``optimizer.step()`` applies
+        them (``optimizer(grads)``). The loss is not re-derived (the backward is flagged)
+        when the model changed in between (a step, ``eval()``) or its forward pass draws
+        random numbers (dropout): the function would compute other values. In a loop or
+        function body the forward function starts at the first statement that reads the
+        model; the data preparation before it (``if train_on_gpu: x = x.cuda()``) stays in
+        the loop and reaches the function as arguments.
     """,
     seed=SEED + " › nn.Cell gradient / Optimizer Execution and Usage Differences",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.backward)",
@@ -179,11 +195,13 @@ register(
         the loss computed by plain assignments in the same block. The block may be a loop
         body, a function body or the top level of a cell; at the top level ``zero_grad()``
         may be missing when the model and its optimizer are built in the same cell (no
-        ``.grad`` can hold anything yet). Otherwise (gradients accumulated over several
-        iterations, a step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to
-        ``.grad``, a loss computed in an earlier cell, ``backward()`` with
-        no step, whose gradients PyTorch leaves in ``.grad`` for the code to read) the
-        statements are left as they are and the line where the rewrite fails is flagged.
+        ``.grad`` can hold anything yet), and a step split over cells is ported statement
+        by statement (TRN001). Otherwise (gradients accumulated over several iterations, a
+        step inside an ``if``, no ``zero_grad()`` so PyTorch keeps adding to ``.grad``,
+        ``backward()`` with no step in a loop, whose gradients PyTorch leaves in ``.grad``
+        for the code to read, a step or ``.grad`` read after a training loop, whose last
+        gradients only PyTorch keeps) the statements are left as they are and the line
+        where the rewrite fails is flagged.
         To port it by hand: move the loss computation into a function, build ``grad_fn =
         mindspore.value_and_grad(fn, None, optimizer.parameters)`` (or
         ``model.trainable_params()``), and for accumulation sum the returned gradient
@@ -251,9 +269,12 @@ register(
         ``step``/``zero_grad`` methods (they are called with a gradient tuple), so these
         statements are removed (an emptied block keeps ``pass``). Where the cell does
         call ``backward()``, steps and ``zero_grad()`` calls that are not part of a
-        rewritten training step are flagged instead (TRN004). Gradients left by a
-        ``backward()`` in an earlier cell are not seen: that ``backward()`` is flagged
-        there and has to be ported together with its step.
+        rewritten training step are flagged instead (TRN004). What the top-level
+        statements of earlier cells left in a module's gradients is remembered (this
+        rule's hook records it after each statement): a step whose gradients a ported
+        ``backward()`` of an earlier cell computed applies them (TRN001), and one after a
+        training loop or a backward the port did not rewrite (PyTorch's ``.grad`` then
+        holds gradients MindSpore never computed) is flagged.
     """,
     seed=SEED + " › Optimizer Execution and Usage Differences",
     example="""
@@ -573,9 +594,11 @@ def _leaves(ctx, stmts) -> set:
                             func = small.value.func
                             if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                                 found.add(func.value.value)
+                elif isinstance(s, cst.For):  # for p in params: p.requires_grad = True
+                    found.update(list_marks(ctx, s))
             memo[key] = found
         out |= memo[key]
-    return out
+    return out | set(earlier_leaves(ctx))  # made to require grad in an earlier cell
 
 
 def _slice(ctx, stmts, p, last_back) -> list:
@@ -777,6 +800,77 @@ def _top_forward(ctx, stmts, found) -> list:
     return forward
 
 
+def _parameters_of(node) -> Optional[str]:
+    """``model.parameters()`` -> "model"."""
+    if (isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "parameters" and isinstance(node.func.value, cst.Name)):
+        return node.func.value.value
+    return None
+
+
+def _sources(ctx, p) -> set:
+    """Names through which a step's forward pass reaches the parameters it trains: the
+    model the optimizer was built on (``optimizer = SGD(model.parameters())``), a module
+    whose ``zero_grad()`` the step calls, the module a clip names."""
+    out = set()
+    for i, role in p.index.items():
+        c = p.calls[i]
+        recv = c.func.value if isinstance(c.func, cst.Attribute) else None
+        if role in ("zero", "step") and isinstance(recv, cst.Name):
+            made = ctx.assigned_call(recv.value)
+            model = _parameters_of(made.args[0].value) if made is not None and made.args else None
+            if model is not None:
+                out.add(model)
+            elif role == "zero" and recv.value not in {_callee(x) for x in p.calls.values()
+                                                       if _method_name(x) == "step"}:
+                out.add(recv.value)  # net.zero_grad() with opt.step()
+        elif role == "clip" and c.args and (model := _parameters_of(c.args[0].value)) is not None:
+            out.add(model)
+    return out
+
+
+def _loop_forward(ctx, stmts, p, found: list) -> list:
+    """In a loop or function body the slice reaches back to the data preparation
+    (``x = one_hot(x)``, ``if train_on_gpu: x = x.cuda()``): the forward pass starts at
+    the first statement that reads the model (a name the optimizer, zero_grad() or a clip
+    ties to it, or a module), else at the first that calls a name that may be one (no
+    function, class or builtin the port knows); what comes before stays in the loop and
+    reaches the forward function as arguments."""
+    if not found:
+        return found
+    sources = _sources(ctx, p)
+    classes = {s.name.value for s in ctx.blocks[0][0] if isinstance(s, cst.ClassDef)} if ctx.blocks else set()
+
+    def reads_model(stmt) -> bool:
+        for n in descendants(stmt):
+            if type(n) is cst.Name and (n.value in sources or (
+                    (kind := ctx.kind_of(n)) is not None and kind.base == "module")):
+                return True
+            if type(n) is cst.Call and type(n.func) is cst.Name:  # a helper that uses the model
+                fdef = ctx.function_definition(n.func.value)
+                if fdef is not None and _fast_names(fdef)[1] & sources:
+                    return True
+        return False
+
+    def calls_unknown(stmt) -> bool:
+        for n in descendants(stmt):
+            if type(n) is cst.Call and type(n.func) is cst.Name:
+                name = n.func.value
+                if (name not in _BUILTINS and name not in classes and ctx.resolve(n.func) is None
+                        and ctx.function_definition(name) is None):
+                    return True
+        return False
+
+    for test in (reads_model, calls_unknown):
+        start = next((k for k, i in enumerate(found) if test(stmts[i])), None)
+        if start is not None:
+            return found[start:]
+    return found
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
 @dataclass
 class _Manual:
     """``with torch.no_grad(): for p in model.parameters(): p -= lr * p.grad`` after the
@@ -911,7 +1005,8 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     first_back = min(i for i, r in p.index.items() if r == "backward")
     last_back = max(i for i, r in p.index.items() if r == "backward")
     found = _slice(ctx, stmts, p, last_back)
-    forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else found, last_back)
+    forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else
+                           _loop_forward(ctx, stmts, p, found), last_back)
     compound = not all(_is_plain(stmts[i]) for i in forward)
     fbound, fread = set(), set()
     for i in forward:
@@ -920,6 +1015,9 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
         fread |= read
     p.grd = bool(_leaves(ctx, stmts)) and any(
         _reaches_leaf(ctx, stmts, p, i) for i, r in p.index.items() if r == "backward")
+    if not p.grd and ctx.functions and not steps:  # w.grad read after: w is differentiated (GRD)
+        p.grd = bool(set(grads_read_after(ctx, stmts[last_back + 1:])) & (fread | set().union(
+            *(_names(c.func.value, ast.Load) for c in p.backs))))
     back = p.backs[0]
     if len(steps) > 1:
         return _several_steps(ctx, stmts, p, [i for i, _ in steps], top)
@@ -1515,6 +1613,8 @@ def _step_line(ctx, original, updated):
                 return cst.RemovalSentinel.REMOVE
             if p.rewrite and p.top and index in p.grad_reads:
                 return _read_grads(ctx, original, updated, ctx.scratch("training")["top_step"]["grad_of"])
+        if ctx.depth == 0 and ".grad" in _code(original):
+            return _module_grad_reads(ctx, original, updated)
         return updated
     p = _analyse(ctx, stmts)
     i = p.position(c)
@@ -1522,17 +1622,25 @@ def _step_line(ctx, original, updated):
         return updated
     role = p.index[i]
     if p.noop:
+        if ctx.depth == 0:  # what earlier cells left in the gradients
+            new = _sequential(ctx, p, role, c, original, updated, noop=True)
+            if new is not None:
+                return new
         return _drop(ctx, p, original, updated, name)
     owner = ctx.enclosing_statements[-2] if len(ctx.enclosing_statements) > 1 else None
     if (role == "zero" and not p.backs and isinstance(owner, cst.FunctionDef) and not ctx.classes
             and len(p.index) == len(stmts) - _docstring(stmts) and _zero_helper_receivers(owner) is not None):
         return _drop(ctx, p, original, updated, name, rule="TRN007",
                      why=f"{owner.name.value}() only clears gradients; MindSpore's grad_fn returns fresh ones")
+    if p.problem and p.top and not p.grd and role != "clip":
+        new = _sequential(ctx, p, role, c, original, updated)
+        if new is not None:
+            return new
     if p.problem:
         if p.problem[0] is c:
             _, reason, comment = p.problem
             ctx.finding("TRN004", reason, node=c, api=f".{name}()" if name else "", comment=comment)
-        elif p.top and role != "clip":  # each statement of the cell fails on its own
+        elif role != "clip":  # each statement of the step fails on its own (no zero_grad()/step() in MindSpore)
             ctx.finding("TRN004", f"part of a training step that is not rewritten: {p.problem[1]}",
                         node=c, api=f".{name}()", comment=f"{name}() not ported; see rule TRN004")
         return updated
@@ -1552,6 +1660,354 @@ def _step_line(ctx, original, updated):
                     "cell; move it there, or port it by hand with value_and_grad and optimizer(grads)",
                     node=c, api=".step()", comment=_STEP_COMMENT)
     return updated
+
+
+# ----------------------------------------------------------------------------- steps across cells
+
+#: the key of this module's facts in the session (``Context.session_memory``)
+_MEMORY = "training"
+
+
+@dataclass
+class _Grads:
+    """What the top-level statements so far (of earlier cells too) left in the ``.grad``
+    of a module's parameters, or which module an optimizer steps. Teaching notebooks
+    split a step over cells: ``loss.backward()`` and a read of ``model[0].weight.grad``
+    in one, ``optimizer.step()`` in the next."""
+
+    module: bool = False
+    kind: str = ""  # the module's kind ("module:torch.nn.Linear")
+    #: the variable holding the gradients PyTorch keeps in ``.grad`` (a tuple aligned
+    #: with ``weights``); None: no gradient (a fresh module, or zeroed)
+    grads: Optional[str] = None
+    weights: str = ""
+    table: Optional[str] = None  # dict parameter -> gradient, for ``.grad`` reads
+    #: ``.grad`` holds what the port did not compute (a flagged backward, a training loop)
+    unknown: bool = False
+    model: Optional[str] = None  # an optimizer: the module whose parameters it holds
+    #: when a top-level statement last changed the module (a step, ``eval()``...): a
+    #: forward pass computed before it cannot be re-derived for a backward after it
+    touched: int = -1
+    #: its forward pass draws random numbers (dropout): re-deriving it gives other values
+    random: bool = False
+
+
+def _memory(ctx) -> dict:
+    return ctx.session_memory(_MEMORY)
+
+
+def _model_of(ctx, opt: str) -> Optional[str]:
+    fact = _memory(ctx).get(opt)
+    return fact.model if fact is not None else None
+
+
+def _is_model(ctx, name: str) -> bool:
+    """Is ``name`` a module with parameters built at the top level (not a loss)?"""
+    fact = _memory(ctx).get(name)
+    return fact is not None and fact.module and not fact.kind.endswith("Loss")
+
+
+def _sequential(ctx, p, role, call, original, updated, noop: bool = False):
+    """A step split over the top level of one or several cells (no complete step in the
+    block, or one the block rewrite cannot take): each statement acts on what the cells
+    so far left in the module's ``.grad``: ``backward()`` computes the gradients
+    (``mindspore.grad`` of a function re-deriving the loss), ``zero_grad()`` forgets
+    them, ``step()`` applies them (``optimizer(grads)``). None: not decided here (the
+    caller flags it)."""
+    mem = _memory(ctx)
+    recv = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if role == "backward":
+        return _module_backward(ctx, call, original, updated)
+    if not isinstance(recv, cst.Name):
+        return None
+    model = recv.value if _is_model(ctx, recv.value) else _model_of(ctx, recv.value)
+    fact = mem.get(model) if model is not None else None
+    if fact is None or not fact.module:
+        return None
+    if role == "zero":
+        held = fact.grads is not None or fact.unknown
+        fact.grads, fact.table, fact.unknown = None, None, False
+        if noop and not held:
+            return None  # nothing to clear: TRN006 removes it
+        return _drop(ctx, p, original, updated, "zero_grad", rule="TRN001",
+                     why=f"the gradients of {model} are values MindSpore computes afresh at each backward")
+    if role != "step" or call.args or recv.value == model:
+        return None
+    if fact.unknown:
+        ctx.finding("TRN004", f"{recv.value}.step() applies the gradients a backward() the port did not rewrite "
+                    f"left in {model}'s .grad (a training loop leaves its last step's there); compute them with "
+                    "mindspore.value_and_grad and call the optimizer with them", node=call, api=".step()",
+                    comment="step() of gradients not ported; see rule TRN004")
+        return updated
+    if fact.grads is None:
+        return None  # PyTorch skips parameters without .grad: TRN006 removes it
+    opt = recv.value
+    new = _stmt(f"{opt}({fact.grads})\n").with_changes(leading_lines=updated.leading_lines,
+                                                       trailing_whitespace=updated.trailing_whitespace)
+    ctx.edit("TRN001", new, node=call, api="optimizer.step()",
+             detail=f"{opt}.step() -> {opt}({fact.grads}): the gradients the backward() before computed")
+    return new
+
+
+def _module_backward(ctx, call, original, updated):
+    """``loss.backward()`` of a module's loss at the top level, with no step in the block:
+    ``mindspore.grad`` of a function re-deriving the loss (from this cell's statements and
+    earlier cells') with respect to the module's parameters; a dict from each parameter
+    to its gradient serves the ``.grad`` reads."""
+    mem = _memory(ctx)
+    loss = call.func.value
+    if call.args:
+        return None
+    models = sorted(n for n in slice_reads(ctx, loss) if _is_model(ctx, n))
+    if len(models) != 1:
+        return None
+    model = models[0]
+    fact = mem[model]
+    if fact.unknown or fact.grads is not None:
+        return None  # PyTorch adds to gradients the port does not hold: flagged
+    opts = [n for n, f in mem.items() if f.model == model]
+    weights = f"{opts[-1]}.parameters" if opts else f"{model}.trainable_params()"
+    made = rederive(ctx, loss, [model])
+    if isinstance(made, str) or _changed_since(ctx, model, made[2]) or fact.random:
+        return None
+    fn, def_text, _ = made
+    grads = ctx.fresh_name(f"_{model}_grads")
+    later, index = ctx.blocks[0]
+    # a dict from each parameter to its gradient, when this cell reads a .grad after
+    # (a later cell builds it where it reads one)
+    table = ctx.fresh_name("_grad_of") if any(_reads_grad(s) for s in later[index + 1:]) else None
+    grad = _code(ctx.ref("mindspore.grad")).strip()
+    stmts = cst.parse_module(f"{def_text}{grads} = {grad}({fn}, None, {weights})()\n"
+                             + (f"{table} = dict(zip({weights}, {grads}))\n" if table else "")).body
+    stmts = [stmts[0].with_changes(leading_lines=updated.leading_lines), *stmts[1:]]
+    stmts[1] = stmts[1].with_changes(trailing_whitespace=updated.trailing_whitespace)
+    fact.grads, fact.weights, fact.table = grads, weights, table
+    _handled(ctx).add(id(original))
+    ctx.edit("TRN001", stmts[1], node=call, api="loss.backward()",
+             detail=f"{_code(loss).strip()}.backward() -> mindspore.grad of {fn}() over {weights}"
+                    + (f"; {table}[param] is param.grad" if table else ""))
+    return cst.FlattenSentinel(stmts)
+
+
+def _param_root(node) -> Optional[str]:
+    """``model`` for ``model[0].weight`` / ``model.fc.bias``."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _ModuleGrads(cst.CSTTransformer):
+    """``model.fc.weight.grad`` -> ``_grad_of[model.fc.weight]`` (or ``None``)."""
+
+    def __init__(self, ctx):
+        super().__init__()
+        self.ctx, self.changed, self.unknown = ctx, [], []
+
+    def leave_Attribute(self, original_node, updated_node):
+        if updated_node.attr.value != "grad" or not isinstance(updated_node.value, (cst.Attribute, cst.Subscript)):
+            return updated_node
+        root = _param_root(updated_node.value)
+        fact = _memory(self.ctx).get(root) if root else None
+        if fact is None or not fact.module:
+            return updated_node
+        if fact.unknown:
+            self.unknown.append(_code(updated_node.value).strip())
+            return updated_node
+        self.changed.append(_code(updated_node.value).strip())
+        if fact.grads is None:
+            return cst.Name("None")
+        table = (cst.Name(fact.table) if fact.table else
+                 build_expression(f"dict(zip({fact.weights}, {fact.grads}))"))
+        return cst.Subscript(value=table, slice=[cst.SubscriptElement(cst.Index(updated_node.value))])
+
+
+def _module_grad_reads(ctx, original, updated):
+    """A read of a module parameter's ``.grad`` at the top level: the gradient the
+    cells so far computed for it, or None where no backward() filled it."""
+    if not _memory(ctx) or not _reads_grad(original):
+        return updated
+    reads = _ModuleGrads(ctx)
+    new = updated.visit(reads)
+    for w in reads.unknown:
+        ctx.finding("TRN004", f"{w}.grad holds what a backward() the port did not rewrite as a value left "
+                    "(a training loop keeps its last step's gradients there); MindSpore parameters have no "
+                    ".grad: compute the gradient with mindspore.grad where it is read",
+                    node=original.body[0], api="Tensor.grad", comment=f"{w}.grad not ported")
+    if not reads.changed:
+        return updated
+    ctx.edit("TRN001", None, node=original.body[0], api="Tensor.grad",
+             detail="; ".join(f"{w}.grad -> the gradient the backward() before computed" for w in reads.changed))
+    return new
+
+
+_READ_ONLY = frozenset({"parameters", "named_parameters", "state_dict", "zero_grad", "children", "modules",
+                        "named_modules", "named_children", "buffers", "named_buffers", "trainable_params"})
+
+
+def _changed_roots(stmt) -> set:
+    """The names whose object the statement changes: ``model.eval()``,
+    ``optimizer.step()``, ``model.fc.weight.data = ...``; every name a compound statement
+    reads. Calling a module (the forward pass) and printing change nothing."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return _fast_names(stmt)[1]
+    out = set()
+    for small in stmt.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value not in _READ_ONLY:
+                out.add(_param_root(func))
+        targets = ([t.target for t in small.targets] if isinstance(small, cst.Assign)
+                   else [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else [])
+        out.update(_param_root(t) for t in targets if isinstance(t, (cst.Attribute, cst.Subscript)))
+    out.discard(None)
+    return out
+
+
+def _touches(stmt, watched: set) -> bool:
+    """Does the statement change a watched module (or step an optimizer of it)?"""
+    return bool(_changed_roots(stmt) & watched)
+
+
+def _changed_since(ctx, model: str, body: list) -> bool:
+    """Did a statement change ``model`` after the first of the forward statements
+    ``body`` (of this cell or earlier ones) that a backward would re-derive?"""
+    mem = _memory(ctx)
+    watched = {model} | {n for n, f in mem.items() if f.model == model}
+    stmts, index = ctx.blocks[0]
+    position = {id(s): k for k, s in enumerate(stmts)}
+    here = [position[id(s)] for s in body if id(s) in position]
+    earlier = [q for q in (seq_of(ctx, s) for s in body if id(s) not in position) if q is not None]
+    if earlier and mem[model].touched > min(earlier):
+        return True
+    first = min(here) if here and not earlier else 0
+    inside = {id(s) for s in body}
+    return any(id(stmts[k]) not in inside and _touches(stmts[k], watched) for k in range(first, index))
+
+
+def _first_backward(ctx, body) -> float:
+    """Index of the first statement of a block that calls ``.backward()`` (inf: none),
+    computed once per block."""
+    memo = ctx.scratch("training").setdefault("first_backward", {})
+    key = id(body[0]) if body else 0
+    if key not in memo:
+        memo[key] = next((k for k, s in enumerate(body) if any(_is_backward_call(n) for n in descendants(s))),
+                         float("inf"))
+    return memo[key]
+
+
+class _GradLoads(cst.CSTVisitor):
+    """The ``x.grad`` reads of a statement (not ``x.grad = ...`` targets)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found: list = []
+        self.nodes: list = []
+        self.targets: set = set()
+
+    def visit_AssignTarget(self, node):
+        self.targets.add(id(node.target))
+
+    def visit_Attribute(self, node):
+        if node.attr.value == "grad" and id(node) not in self.targets:
+            self.found.append(_code(node).strip())
+            self.nodes.append(node)
+
+
+def _unported_grad_reads(ctx, original, updated):
+    """A ``.grad`` read after a backward() of its block (or an enclosing one) that no rule
+    ported: the gradient was not computed as a value here, and a MindSpore tensor has no
+    ``.grad``: flagged (the backward is flagged too)."""
+    if ".grad" not in _code(original) or not isinstance(updated, cst.SimpleStatementLine):
+        return
+    if not any(_first_backward(ctx, body) < at for body, at in ctx.blocks):
+        return
+    loads = _GradLoads()
+    if not isinstance(original, cst.SimpleStatementLine):
+        return  # the statements inside are checked themselves
+    before, loads = _GradLoads(), _GradLoads()
+    original.visit(before)  # the reads of the PyTorch code (not torch.autograd.grad)...
+    updated.visit(loads)  # ...that no rule rewrote
+    kept = {r for r, n in zip(before.found, before.nodes) if ctx.resolve(n) is None}
+    found = [r for r in loads.found if r in kept]
+    loop = next((h for h in reversed(ctx.enclosing_statements[:-1]) if isinstance(h, cst.For)), None)
+    if loop is not None and isinstance(loop.target, cst.Name):
+        var = loop.target.value
+        ported = list_loop_ported(ctx, loop) or any(
+            (p := _analyse(ctx, body)).rewrite and p.manual is not None and p.manual.loop is loop
+            for body, _ in ctx.blocks[-3:-1])
+        if ported:  # the loop's rewrite reads the gradient of each element
+            found = [r for r in found if not (r == f"{var}.grad" or r.startswith(f"{var}.grad."))]
+    node = original.body[0]
+    for read in dict.fromkeys(found):
+        ctx.finding("TRN004", f"{read} is read after a backward() whose gradients the port did not compute as "
+                    "values (see the finding on that backward); a MindSpore tensor has no .grad",
+                    node=node, api="Tensor.grad", comment=f"{read} not ported")
+
+
+def _remember(ctx, original, updated):
+    """Record what a top-level statement did to the modules' gradients (``_Grads``)."""
+    if ctx.torch_in_scope and ctx.blocks:
+        _unported_grad_reads(ctx, original, updated)
+    if ctx.depth != 0 or not ctx.torch_in_scope:
+        return updated
+    mem = _memory(ctx)
+    code = _code(original)
+    seq = next_seq()
+    for root in _changed_roots(original):  # a module, or an optimizer stepping one
+        fact = mem.get(root)
+        model = mem.get(fact.model) if fact is not None and fact.model else fact
+        if model is not None and model.module:
+            model.touched = seq
+    if (".backward(" in code and id(original) not in _handled(ctx)) or _trains(ctx, original):
+        for fact in mem.values():  # a training loop (or a call of a function holding one)
+            if fact.module:
+                fact.unknown, fact.grads = True, None
+    small = original.body[0] if isinstance(original, cst.SimpleStatementLine) and len(original.body) == 1 else None
+    for name in _bound_read(ctx, original)[0]:
+        value = small.value if isinstance(small, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets) else None
+        kind = ctx.kind_of(value) if isinstance(value, cst.Call) else None
+        if kind is not None and kind.base == "module" and (
+                isinstance(value.func, cst.Name) or ctx.resolve(value.func) is not None):  # built here
+            mem[name] = _Grads(module=True, kind=str(kind), touched=seq,
+                               random="dropout" in _code(value).lower() or _random_class(ctx, kind.detail))
+        elif kind == "optimizer" and value.args and (model := _parameters_of(value.args[0].value)) is not None:
+            mem[name] = _Grads(model=model)
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and name in mem and \
+                _param_root(value.func) == name:
+            pass  # model = model.to(device): the same module
+        else:
+            mem.pop(name, None)
+    return updated
+
+
+def _random_class(ctx, detail: str) -> bool:
+    """Is ``detail`` a class of this cell whose definition uses dropout (its forward
+    pass then draws random numbers in training mode)?"""
+    for stmt in ctx.blocks[0][0] if ctx.blocks else ():
+        if isinstance(stmt, cst.ClassDef) and stmt.name.value == detail:
+            return "dropout" in _code(stmt).lower()
+    return False
+
+
+def _handled(ctx) -> set:
+    """ids of the top-level backward() statements whose gradients the port computed as
+    values (their modules' ``_Grads`` say where)."""
+    return ctx.scratch("training").setdefault("handled", set())
+
+
+def _trains(ctx, stmt) -> bool:
+    """Does the statement call a function of this cell or an earlier one whose body calls
+    ``backward()``?"""
+    for n in descendants(stmt):
+        if type(n) is cst.Call and type(n.func) is cst.Name:
+            fdef = ctx.function_definition(n.func.value)
+            if fdef is not None and ".backward(" in _code(fdef):
+                return True
+    return False
+
+
+statement_hook("TRN006", *STATEMENT_TYPES)(_remember)  # after the step lines (TRN004)
 
 
 def _docstring(stmts) -> int:
@@ -1616,6 +2072,12 @@ def _top_step(ctx, p, stmts, i, original, updated):
         step = _build(ctx, p, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
         state.update(grads=step.grads, opt=opt)
         lookup = _grad_lookup(ctx, p, stmts, opt, step.grads)
+        model = _model_of(ctx, opt)
+        if model is not None and model in _memory(ctx):  # what .grad holds after the step
+            _memory(ctx)[model] = _Grads(module=True, kind=_memory(ctx)[model].kind, grads=step.grads,
+                                         weights=f"{opt}.parameters",
+                                         table=state.get("grad_of") if lookup else None)
+            _handled(ctx).add(id(original))
         _log(ctx, p, step)
         fn = step.fn.with_changes(leading_lines=[*lead, *updated.leading_lines])
         call = step.call.with_changes(trailing_whitespace=updated.trailing_whitespace)

@@ -225,7 +225,7 @@ def test_manual_descent_step_with_zeroing():
                 loss = ((w * x).sum() - 1.0) ** 2
                 return loss
             _w_grad = mindspore.grad(_loss_fn, grad_position=0)(w)
-            w -= 0.1 * _w_grad
+            mindspore.ops.assign(w, w - (0.1 * _w_grad))
             _w_grad = mindspore.ops.zeros_like(_w_grad)
         """,
         edits={"DAT001", "GRD001", "GRD005", "IMP001", "NGR001", "TNS004"},

@@ -4,7 +4,7 @@ cell, manual SGD over a model's parameters, no-op steps, and the shapes that are
 at the line where the rewrite fails."""
 
 from msmagic.engine.session import PortSession
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, port
 
 
 def test_course_loop_with_inference_mode_test_pass_and_formatted_tensors():
@@ -269,17 +269,17 @@ def test_top_level_statement_changing_the_forward_pass_is_flagged():
             pred = model(X)
             model.set_train(False)
             loss = (pred - model(X)).pow(2).mean()
-            optimizer.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
             loss.backward()  # msmagic: TRN004 training step not rewritten; see rule TRN004
-            optimizer.step()  # msmagic: TRN004 step() not ported; see rule TRN004
+            optimizer.step()  # msmagic: TRN004 step() of gradients not ported; see rule TRN004
         """,
-        edits={"API002", "IMP001", "LAY001", "MOD002", "OPT001", "OPT002"},
+        edits={"API002", "IMP001", "LAY001", "MOD002", "OPT001", "OPT002", "TRN001"},
         findings={"TRN004"},
     )
-    assert "`model.eval()` sits between the forward pass and backward()" in r.unsupported[1].reason
+    # re-deriving pred in a function would run the model in eval mode: not done
+    assert "`model.eval()` sits between the forward pass and backward()" in r.unsupported[0].reason
 
 
-def test_backward_in_a_later_cell_than_the_forward_is_flagged_at_each_line():
+def test_backward_in_a_later_cell_than_the_forward_re_derives_it():
     session = PortSession()
     assert_ports(
         """
@@ -299,23 +299,35 @@ def test_backward_in_a_later_cell_than_the_forward_is_flagged_at_each_line():
         session=session,
         idempotent=False,
     )
-    r = assert_ports(
+    assert_ports(
         """
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
         """,
         """
-            optimizer.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
-            loss.backward()  # msmagic: TRN004 loss computed elsewhere; move its computation here (rule TRN004)
-            optimizer.step()  # msmagic: TRN004 step() not ported; see rule TRN004
+            def _loss_fn():
+                loss = model(mindspore.ops.ones((2, 3))).sum()
+                return loss
+            _model_grads = mindspore.grad(_loss_fn, None, optimizer.parameters)()
+            optimizer(_model_grads)
         """,
-        findings={"TRN004"},
+        edits={"TRN001"},
+        findings=set(),
         session=session,
         idempotent=False,
     )
-    assert [f.line for f in r.unsupported] == [1, 2, 3]
-    assert "earlier cell" in r.unsupported[1].reason
+
+
+def test_backward_in_a_later_cell_after_the_model_changed_is_flagged():
+    session = PortSession()
+    port("import torch\nimport torch.nn as nn\nmodel = nn.Linear(3, 1)\n"
+         "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.ones(2, 3)).sum()\n",
+         session=session)
+    port("optimizer.zero_grad()\nloss.backward()\noptimizer.step()\n", session=session)
+    # the step changed the weights: the loss computed before it cannot be re-derived
+    r = port("loss.backward()\n", session=session)
+    assert [f.rule_id for f in r.unsupported] == ["TRN004"] and "loss.backward()  # msmagic: TRN004" in r.code
 
 
 def test_manual_sgd_over_the_parameters_becomes_assign_from_the_gradients():
@@ -403,7 +415,7 @@ def test_manual_sgd_without_zeroing_is_flagged_at_the_backward():
                 loss = (model(X) - y).pow(2).mean()
                 loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
                 for p in model.get_parameters():
-                    p -= 0.1 * p.grad
+                    p -= 0.1 * p.grad  # msmagic: TRN004 p.grad not ported
         """,
         edits={"API002", "CEL004", "IMP001", "LAY001", "NGR001"},
         findings={"TRN004"},
@@ -433,7 +445,7 @@ def test_manual_sgd_on_requires_grad_tensors_is_left_to_the_autograd_rules():
                     loss = ((X @ w - y) ** 2).mean()
                     return loss
                 _w_grad = mindspore.grad(_loss_fn, grad_position=0)(w)
-                w -= 0.1 * _w_grad
+                mindspore.ops.assign(w, w - (0.1 * _w_grad))
                 _w_grad = mindspore.ops.zeros_like(_w_grad)
         """,
         edits=None,
@@ -456,7 +468,7 @@ def test_backward_on_a_module_output_is_flagged_at_its_line():
             model = nn.Dense(3, 2)
             out = model(mindspore.ops.ones((4, 3)))
             out.backward(mindspore.ops.ones_like(out))  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
-            gw = model.weight.grad
+            gw = model.weight.grad  # msmagic: TRN004 model.weight.grad not ported
         """,
         edits=None,
         findings={"TRN004"},
@@ -464,7 +476,7 @@ def test_backward_on_a_module_output_is_flagged_at_its_line():
     assert r.unsupported[0].reason.startswith("out.backward() with no optimizer.step()")
 
 
-def test_backward_with_no_leaf_and_no_optimizer_is_flagged():
+def test_backward_with_no_leaf_and_no_optimizer_gives_the_models_gradients():
     assert_ports(
         """
             import torch
@@ -472,17 +484,30 @@ def test_backward_with_no_leaf_and_no_optimizer_is_flagged():
             model = nn.Linear(3, 1)
             loss = model(torch.ones(2, 3)).sum()
             loss.backward()
+            gw = model.weight.grad
         """,
         """
             import mindspore
             import mindspore.nn as nn
             model = nn.Dense(3, 1)
             loss = model(mindspore.ops.ones((2, 3))).sum()
-            loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
+            def _loss_fn():
+                loss = model(mindspore.ops.ones((2, 3))).sum()
+                return loss
+            _model_grads = mindspore.grad(_loss_fn, None, model.trainable_params())()
+            _grad_of = dict(zip(model.trainable_params(), _model_grads))
+            gw = _grad_of[model.weight]
         """,
         edits=None,
-        findings={"TRN004"},
+        findings=set(),
     )
+
+
+def test_backward_of_a_model_with_dropout_is_flagged():
+    r = port("import torch\nimport torch.nn as nn\n"
+             "model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 1))\n"
+             "loss = model(torch.ones(2, 3)).sum()\nloss.backward()\n")
+    assert [f.rule_id for f in r.unsupported] == ["TRN004"]  # re-deriving it would draw another mask
 
 
 def test_gradient_accumulation_over_batches_is_flagged_at_each_line():
@@ -503,16 +528,15 @@ def test_gradient_accumulation_over_batches_is_flagged_at_each_line():
             import mindspore.nn as nn
             model = nn.Dense(3, 1)
             optimizer = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.1)
-            optimizer.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
             for xb, yb in batches:
                 loss = (model(xb) - yb).pow(2).mean() / 4
                 loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
-            optimizer.step()  # msmagic: TRN004 step without backward here; port the gradient computation by hand
+            optimizer.step()  # msmagic: TRN004 step() of gradients not ported; see rule TRN004
         """,
         edits=None,
         findings={"TRN004"},
     )
-    assert [f.line for f in r.unsupported] == [5, 8, 9]
+    assert [f.line for f in r.unsupported] == [8, 9]  # zero_grad() has nothing to do in MindSpore
 
 
 def test_steps_in_a_scheduler_demo_without_backward_are_removed():

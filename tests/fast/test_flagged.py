@@ -161,16 +161,22 @@ def test_relu_inplace_true():
 
 
 def test_factory_requires_grad():
+    """At the top level a later cell may differentiate z: dropped (GRD001); in a function
+    with no backward nothing will, and the tensor does not track gradients: flagged."""
     assert_ports(
         """
             import torch
             z = torch.zeros(3, requires_grad=True)
+            def make():
+                return torch.zeros(3, requires_grad=True)
         """,
         """
             import mindspore
-            z = mindspore.ops.zeros(3)  # msmagic: FUN009 requires_grad= has no MindSpore equivalent, removed
+            z = mindspore.ops.zeros(3)
+            def make():
+                return mindspore.ops.zeros(3)  # msmagic: FUN009 requires_grad= has no MindSpore equivalent, removed
         """,
-        edits={"FUN009", "IMP001"},
+        edits={"FUN009", "IMP001", "GRD001"},
         findings={"FUN009"},
     )
 
@@ -565,13 +571,15 @@ def test_requires_grad_and_get_device():
     assert_ports(
         """
             import torch
-            w = torch.ones(3).requires_grad_()
-            dev = w.get_device()
+            def make():
+                w = torch.ones(3).requires_grad_()
+                dev = w.get_device()
         """,
         """
             import mindspore
-            w = mindspore.ops.ones(3).requires_grad_()  # msmagic: TNS006 Tensor.requires_grad_ not ported
-            dev = w.get_device()  # msmagic: TNS006 Tensor.get_device not ported
+            def make():
+                w = mindspore.ops.ones(3).requires_grad_()  # msmagic: TNS006 Tensor.requires_grad_ not ported
+                dev = w.get_device()  # msmagic: TNS006 Tensor.get_device not ported
         """,
         edits={"FUN009", "IMP001"},
         findings={"TNS006"},

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, port
 
 
 def test_sgd_loop_with_aux_prediction():
@@ -233,7 +233,7 @@ def test_conditional_step_is_flagged():
                 loss.backward()  # msmagic: TRN004 backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad
                 if i % 2 == 1:
                     optimizer.step()  # msmagic: TRN004 step without backward here; port the gradient computation by hand
-                    optimizer.zero_grad()
+                    optimizer.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
         """,
         edits={"IMP001", "LAY001", "OPT001", "OPT002"},
         findings={"TRN004"},
@@ -767,17 +767,19 @@ def test_a_second_step_without_zero_grad_flags_the_block():
         GAN_HEAD_MS + """
             for x, z in batches:
                 d_loss = D(x).mean()
-                d_opt.zero_grad()
-                d_loss.backward()
-                d_opt.step()
+                d_opt.zero_grad()  # msmagic: TRN004 zero_grad() not ported; see rule TRN004
+                d_loss.backward()  # msmagic: TRN004 backward() not ported; see rule TRN004
+                d_opt.step()  # msmagic: TRN004 step() not ported; see rule TRN004
                 g_loss = D(G(z)).mean()
                 g_loss.backward()  # msmagic: TRN004 gradients accumulate across iterations; port by hand (rule TRN004)
-                g_opt.step()
+                g_opt.step()  # msmagic: TRN004 step() not ported; see rule TRN004
         """,
         edits={"IMP001", "LAY001", "OPT001", "OPT002"},
         findings={"TRN004"},
     )
-    assert result.unsupported[0].line == 14  # g_loss.backward()
+    # the reason is on g_loss.backward(); every line of the block left as PyTorch is flagged
+    assert [f.line for f in result.unsupported] == [10, 11, 12, 14, 15]
+    assert "no zero_grad()" in result.unsupported[3].reason
 
 
 def test_a_statement_reading_a_value_the_forward_pass_rebinds_moves_into_the_forward_function():
@@ -878,3 +880,31 @@ def test_one_step_on_a_model_from_an_earlier_cell_without_zero_grad_is_flagged()
         findings={"TRN004"},
     )
     assert "not built in this cell" in result.unsupported[0].reason
+
+
+def test_forward_function_starts_where_the_model_is_read():
+    """Data preparation before the first statement reading the model (directly, or
+    through a helper that uses it) stays in the loop, a compound statement included; the
+    forward function takes what it computed as arguments."""
+    code = port(
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "def embed(x):\n"
+        "    return model[0](x)\n"
+        "def one_hot(x):\n"
+        "    return x * 2\n"
+        "for x, y in batches:\n"
+        "    if on_gpu:\n"
+        "        x, y = x.cuda(), y.cuda()\n"
+        "    x = one_hot(x)\n"
+        "    h = embed(x)\n"
+        "    out = model[2](torch.relu(h))\n"
+        "    loss = ((out - y) ** 2).mean()\n"
+        "    optimizer.zero_grad()\n"
+        "    loss.backward()\n"
+        "    optimizer.step()\n").code
+    assert "def forward_fn(x, y):\n    h = embed(x)\n" in code
+    assert "    x = one_hot(x)\n    (loss, h, out), grads = grad_fn(x, y)\n    optimizer(grads)\n" in code
+    assert "msmagic:" not in code

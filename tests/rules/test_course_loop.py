@@ -222,7 +222,7 @@ def test_a_flagged_step_is_left_runnable_in_pytorch_terms():
     lines = {f.line: f for f in out.unsupported if f.rule_id == "TRN004"}
     text = out.code.splitlines()
     assert [text[n - 1].strip().split("  #")[0] for n in sorted(lines)] == [
-        "loss.backward()", "optimizer.step()"]  # the backward and the step, not the loop
+        "loss.backward()", "optimizer.step()", "optimizer.zero_grad()"]  # each line left as PyTorch, not the loop
     assert "grad_fn" not in out.code
 
 

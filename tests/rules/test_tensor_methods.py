@@ -146,8 +146,9 @@ def test_type_with_dtype_kept_and_type_name_flagged():
 def test_requires_grad_and_get_device_are_flagged():
     r = flagged(src("""
         import torch
-        w = torch.ones(3).requires_grad_()
-        dev = w.get_device()
+        def make():
+            w = torch.ones(3).requires_grad_()
+            dev = w.get_device()
     """), "TNS006", "Tensor.requires_grad_ not ported")
     assert "Tensor.get_device not ported" in r.code
 

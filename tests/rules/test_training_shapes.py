@@ -1,0 +1,170 @@
+"""Training steps of the shapes real tutorials write (TRN001, TRN002), executed: a device
+branch before the forward pass (``if train_on_gpu: data, target = data.cuda(), ...``),
+``net.zero_grad()`` with ``opt.step()``, gradient clipping between backward and step, a
+recurrent hidden state that is both input and output of the forward pass,
+``zero_grad(set_to_none=True)``, and steps inside functions that receive the model, the
+optimizer and the data as parameters and are called from a later cell. Losses and trained
+weights must match PyTorch's."""
+
+import numpy as np
+
+import msmagic
+from msmagic.parity_check import ms_name_for, run_pair, to_numpy
+from tests.rules.support import parity_cells, src
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _trained_alike(tmod, cell):
+    params = {p.name: p for p in cell.get_parameters()}
+    for n, p in tmod.named_parameters():
+        got = params[ms_name_for(tmod, n)].asnumpy().reshape(tuple(p.shape))
+        np.testing.assert_allclose(got, to_numpy(p), rtol=RTOL, atol=ATOL, err_msg=n)
+
+
+CHAR_RNN = [
+    src("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        train_on_gpu = False
+
+        class CharRNN(nn.Module):
+            def __init__(self, n_chars=4, n_hidden=8):
+                super().__init__()
+                self.n_hidden = n_hidden
+                self.lstm = nn.LSTM(n_chars, n_hidden, 1, batch_first=True)
+                self.fc = nn.Linear(n_hidden, n_chars)
+
+            def forward(self, x, hidden):
+                out, hidden = self.lstm(x, hidden)
+                return self.fc(out.reshape(-1, self.n_hidden)), hidden
+
+            def init_hidden(self, batch_size):
+                return (torch.zeros(1, batch_size, self.n_hidden), torch.zeros(1, batch_size, self.n_hidden))
+
+        torch.manual_seed(0)
+        net = CharRNN()
+        rng = np.random.default_rng(0)
+        data = [(rng.random((2, 5, 4), dtype=np.float32), rng.integers(0, 4, (2, 5))) for _ in range(3)]
+    """),
+    src("""
+        def train(net, data, epochs=2, lr=0.01, clip=5):
+            net.train()
+            opt = torch.optim.Adam(net.parameters(), lr=lr)
+            criterion = nn.CrossEntropyLoss()
+            losses = []
+            for e in range(epochs):
+                h = net.init_hidden(2)
+                for x, y in data:
+                    inputs, targets = torch.from_numpy(x), torch.from_numpy(y)
+                    if(train_on_gpu):
+                        inputs, targets = inputs.cuda(), targets.cuda()
+                    # new variables for the hidden state, not backprop through the history
+                    h = tuple([each.data for each in h])
+                    net.zero_grad()
+                    output, h = net(inputs, h)
+                    loss = criterion(output, targets.view(2 * 5).long())
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(net.parameters(), clip)
+                    opt.step()
+                    losses.append(loss.item())
+            return losses
+
+        ready = True
+    """),
+    src("""
+        losses = train(net, data)
+    """),
+]
+
+
+def test_recurrent_step_in_a_function_called_from_a_later_cell(parity_shell):
+    """udacity char-RNN / sentiment RNN: the hidden state h is prepared before the forward
+    pass and both an input and an output of it; the device branch stays in the loop."""
+    reports, _ = parity_cells(parity_shell, CHAR_RNN, f"--rtol {RTOL} --atol {ATOL}")
+    assert reports[2].row("losses").status == "match", reports[2].summary()
+    assert len(parity_shell.user_ns["losses"]) == 6
+    _trained_alike(parity_shell.user_ns["net"], msmagic.shadow_namespace()["net"])
+    code = reports[1].port.code
+    assert "    def forward_fn(inputs, h, targets):\n" in code
+    assert "            (loss, output, h), grads = grad_fn(inputs, h, targets)\n" in code
+    assert "grads = mindspore.ops.clip_by_global_norm(grads, clip)" in code
+    assert not [f for f in reports[1].port.unsupported if f.rule_id.startswith("TRN")]
+
+
+def test_step_after_a_device_branch_with_set_to_none():
+    """udacity CIFAR-10: ``if train_on_gpu: data, target = data.cuda(), target.cuda()``
+    before the step, zero_grad(set_to_none=True), the running loss weighted by the batch
+    size."""
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        train_on_gpu = torch.cuda.is_available()
+        model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+        criterion = nn.CrossEntropyLoss()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        train_loader = [(torch.randn(4, 6), torch.randint(0, 3, (4,))) for _ in range(3)]
+        history = []
+        for epoch in range(1, 3):
+            train_loss = 0.0
+            model.train()
+            for data, target in train_loader:
+                if train_on_gpu:
+                    data, target = data.cuda(), target.cuda()
+                optimizer.zero_grad(set_to_none=True)
+                output = model(data)
+                loss = criterion(output, target)
+                loss.backward()
+                optimizer.step()
+                train_loss += loss.item()*data.size(0)
+            history.append(train_loss / 12)
+    """), rtol=RTOL, atol=ATOL)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("history", "train_loss"), run.explain()
+    _trained_alike(run.torch_ns["model"], run.ms_ns["model"])
+    assert "def forward_fn(data, target):" in run.port.code and not run.port.unsupported
+
+
+TUTORIAL = [
+    src("""
+        import torch
+        from torch import nn
+        torch.manual_seed(0)
+        X = torch.randn(24, 5)
+        Y = (X.sum(1) > 0).long()
+        dataloader = [(X[i:i + 8], Y[i:i + 8]) for i in range(0, 24, 8)]
+        model = nn.Sequential(nn.Linear(5, 6), nn.ReLU(), nn.Linear(6, 2))
+        loss_fn = nn.CrossEntropyLoss()
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-1)
+    """),
+    src("""
+        def train(dataloader, model, loss_fn, optimizer):
+            size = len(dataloader)
+            model.train()
+            for batch, (X, y) in enumerate(dataloader):
+                pred = model(X)
+                loss = loss_fn(pred, y)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                if batch % 2 == 0:
+                    last = f"loss: {loss.item():>7f}  [{batch:>5d}/{size:>5d}]"
+            return last
+
+        ready = True
+    """),
+    src("""
+        printed = [train(dataloader, model, loss_fn, optimizer) for t in range(3)]
+    """),
+]
+
+
+def test_the_tutorials_train_function_receives_everything(parity_shell):
+    """The PyTorch quickstart: ``def train(dataloader, model, loss_fn, optimizer)`` with
+    zero_grad after the step, defined in one cell and called from the next."""
+    reports, _ = parity_cells(parity_shell, TUTORIAL, f"--rtol {RTOL} --atol {ATOL}")
+    assert parity_shell.user_ns["printed"] == msmagic.shadow_namespace()["printed"]
+    _trained_alike(parity_shell.user_ns["model"], msmagic.shadow_namespace()["model"])
+    assert "        (loss, pred), grads = grad_fn(X, y)\n        optimizer(grads)\n" in reports[1].port.code
