@@ -231,6 +231,17 @@ class PortState:
         #: per-port scratch state of the rules (``Context.scratch``)
         self.scratch: dict[str, dict] = {}
         self._fresh: set[str] = set()
+        #: definitions the generated code calls (``Context.define``): key -> name given
+        self.defined: dict[str, str] = {}
+
+    def definition_name(self, base: str, apis) -> str:
+        """A name for a definition standing in for the PyTorch ``apis``: ``base`` when no
+        code of the cell uses it, or uses it only as one of those APIs' own (removed)
+        import; else a fresh one."""
+        if base not in self._fresh and (base not in self._identifiers or self.bindings.get(base) in apis):
+            self._fresh.add(base)
+            return base
+        return self.fresh_name(base)
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 1
