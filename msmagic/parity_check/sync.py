@@ -8,11 +8,13 @@
   MindSpore TensorDataset of the same name (or of the loader bound);
 * a ``Subset`` (or the list ``random_split`` returns) takes the indices of PyTorch's, so
   a random split holds the same rows on both sides;
-* a shuffled DataLoader bound by a statement has its MindSpore port iterate in the order
-  PyTorch's loader drew: each time the PyTorch loader is iterated, the indices its
-  RandomSampler or SubsetRandomSampler yields are recorded (:class:`ShuffleLink`), and
-  the MindSpore loader's BatchSampler takes them in turn (:class:`TorchOrder`), so both
-  sides see the same batches;
+* a shuffled DataLoader has its MindSpore port iterate in the order PyTorch's loader
+  drew: each time the PyTorch loader is iterated, the indices its RandomSampler or
+  SubsetRandomSampler yields are recorded (:class:`ShuffleLink`), and the MindSpore
+  loader's BatchSampler takes them in turn (:class:`TorchOrder`), so both sides see the
+  same batches. Loaders are paired as they are built while a statement runs (the k-th
+  MindSpore DataLoader built follows the k-th PyTorch one, so a loader a function builds
+  and iterates is followed too) and by the name a statement binds;
 * random draws made while a statement runs (inside a loop or a function) are recorded on
   the PyTorch side and replayed in order on the MindSpore side (:mod:`.draws`);
 * an optimizer's steps run on PyTorch's gradients after comparing them
@@ -181,14 +183,49 @@ class Synchroniser:
         self._taken: dict = {}
         #: random draws made while statements run (inside loops and functions)
         self.draws = DrawReplay()
+        #: the DataLoaders the PyTorch side of the step being run built, in order: the
+        #: link of each shuffled one, None for the others
+        self._built: list = []
 
     def draws_recorded(self):
-        """While the PyTorch side of a step runs: record its random draws."""
-        return self.draws.recording() if self.enabled else contextlib.nullcontext()
+        """While the PyTorch side of a step runs: record its random draws and link the
+        shuffled loaders it builds."""
+        if not self.enabled:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.draws.recording())
+        self._built = []
+        stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
+        return stack
 
     def draws_replayed(self, step):
-        """While the MindSpore side of a step runs: its draws return PyTorch's."""
-        return self.draws.replaying(step.index) if self.enabled else contextlib.nullcontext()
+        """While the MindSpore side of a step runs: its draws return PyTorch's, and the
+        loaders it builds follow the orders of the PyTorch loaders built in the same
+        place."""
+        if not self.enabled:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.draws.replaying(step.index))
+        built = iter(list(self._built))
+        stack.enter_context(_on_build(_ms_loader_class(), lambda loader: self._ms_loader_built(loader, built)))
+        return stack
+
+    def _torch_loader_built(self, loader) -> None:
+        """A PyTorch DataLoader built while a step runs (in a function, a loop): linked
+        when it shuffles, so the MindSpore loader built in its place can follow it."""
+        link = None
+        if _shuffle_state(loader) == "unlinked":
+            link, _ = link_shuffle("a DataLoader built while the cell ran", loader)
+            if link is not None:
+                self._taken.setdefault(link, (0, 0))
+                link.recording = True
+        self._built.append(link)
+
+    def _ms_loader_built(self, loader, built) -> None:
+        link = next(built, None)
+        if link is not None and follow_order(loader, link):
+            self.notes.append("a DataLoader built while the cell ran: its MindSpore port cannot follow "
+                              "PyTorch's shuffle order; its batches come in another order")
 
     def ms_name(self, tmod, torch_name: str) -> str:
         return ms_name_for(tmod, torch_name, self.params)
@@ -308,9 +345,10 @@ class Synchroniser:
     def _loaders(self, step, tns: dict, mns: dict) -> None:
         """Loaders the step bound: random TensorDataset data copied, shuffle linked.
 
-        A loader the statement builds (tagged ``shuffle``) or gets from a function
-        (``train_loader = make_loader(ds)``) is linked when PyTorch shuffles it; one
-        already linked (``b = a``) keeps its link."""
+        A loader the statement builds (linked as it was built, and named here) or gets
+        from a function (``train_loader = make_loader(ds)``) is linked when PyTorch
+        shuffles it; one already linked by an earlier statement (``b = a``) keeps its
+        link."""
         for n in step.bound:
             loader = tns.get(n)
             if n not in mns or not _is_torch_loader(loader):
@@ -325,19 +363,24 @@ class Synchroniser:
                     self.notes.append(f"`{n}`: the random data of its TensorDataset was not copied "
                                       "to MindSpore (the MindSpore loader reads no TensorDataset)")
             state = _shuffle_state(loader)
-            if state == "unlinked" or (state == "other" and "shuffle" in step.tags):
+            link = loader.batch_sampler.sampler.link if state == "linked" else None
+            if link is not None and link in self._built:
+                link.name = n  # linked when the statement built it: named as it is bound
+            elif state == "unlinked" or (state == "other" and "shuffle" in step.tags):
                 link, problem = link_shuffle(n, loader)
                 if link is None:
                     self.notes.append(f"`{n}`: PyTorch's shuffle order is not used on the MindSpore "
                                       f"side ({problem}); its batches come in another order")
+            else:
+                link = None
+            if link is not None:
+                problem = follow_order(mns[n], link)
+                if problem:
+                    unlink(loader)
+                    self.notes.append(f"`{n}`: the MindSpore loader {problem}, so PyTorch's shuffle "
+                                      "order is not used; its batches come in another order")
                 else:
-                    problem = follow_order(mns[n], link)
-                    if problem:
-                        unlink(loader)
-                        self.notes.append(f"`{n}`: the MindSpore loader {problem}, so PyTorch's shuffle "
-                                          "order is not used; its batches come in another order")
-                    else:
-                        reasons.append("PyTorch's shuffle order used")
+                    reasons.append("PyTorch's shuffle order used")
             if not reasons:
                 continue
             if n not in self.run.synchronised:
@@ -526,6 +569,38 @@ def unlink(loader) -> None:
     if isinstance(inner, _RecordingSampler):
         _LINKS.discard(inner.link)
         batches.sampler = inner.sampler
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_loader_class():
+    from torch.utils.data import DataLoader
+
+    return DataLoader
+
+
+@functools.lru_cache(maxsize=1)
+def _ms_loader_class():
+    from mindspore.dataset.dataloader import DataLoader
+
+    return DataLoader
+
+
+@contextlib.contextmanager
+def _on_build(cls, hook):
+    """While the block runs, ``hook(loader)`` after each ``cls(...)`` (or subclass) is
+    built."""
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        hook(self)
+
+    cls.__init__ = init
+    try:
+        yield
+    finally:
+        cls.__init__ = original
 
 
 def follow_order(ms_loader, link: ShuffleLink) -> str:

@@ -258,3 +258,36 @@ def test_a_shuffled_loader_a_function_returns_follows_pytorchs_order():
     assert "return DataLoader(data, batch_size=size, shuffle=True)  # msmagic: LDR003" in run.port.code
     assert run.agree("losses", "seen", "alias_order", "model.weight", "model.bias"), run.explain()
     assert run.sync_reasons["train_loader"] == "PyTorch's shuffle order used (3 epochs)"
+
+
+def test_a_shuffled_loader_a_function_builds_and_iterates_follows_pytorchs_order():
+    """uvadlc_t3's train_model: the loader is built and iterated inside the function,
+    never bound to a name of the cell; the MindSpore loader built in its place follows
+    the PyTorch one, call after call."""
+    run = _run("""
+        from torch.utils.data import random_split
+        train_set, val_set = random_split(TensorDataset(x, y), [18, 4])
+        def train_model(net, epochs=2, batch_size=5):
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+            loss_module = nn.CrossEntropyLoss()
+            train_loader_local = torch.utils.data.DataLoader(train_set, batch_size=batch_size, shuffle=True,
+                                                             drop_last=True, pin_memory=True)
+            seen = []
+            for epoch in range(epochs):
+                for imgs, labels in train_loader_local:
+                    optimizer.zero_grad()
+                    loss = loss_module(net(imgs), labels)
+                    loss.backward()
+                    optimizer.step()
+                    seen.append(labels.tolist())
+            return seen
+        results = []
+        for k in range(2):
+            net = nn.Linear(3, 2)
+            results.append(train_model(net))
+        weight = net.weight
+    """)
+    assert run.agree("results", "weight"), run.explain()
+    assert run.sync_reasons["train_set"] == "PyTorch's split used (the indices of its Subsets)"
+    reason = run.sync_reasons["a DataLoader built while the cell ran"]
+    assert reason == "PyTorch's shuffle order used (2 epochs)", run.sync_reasons
