@@ -203,3 +203,32 @@ def test_unsorted_lengths_raise_when_sorting_is_enforced():
                 assert fails and "sorted in decreasing order" in str(exc)
             else:
                 assert not fails
+
+
+def test_training_through_a_packed_lstm_with_an_initial_state_matches():
+    """Gradients flow through the packed port: two SGD steps give PyTorch's weights."""
+    run = check(src("""
+        import torch
+        import torch.nn as nn
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 4, 2, batch_first=False)
+            def forward(self, x, lengths, state):
+                out, (h, c) = self.lstm(pack_padded_sequence(x, lengths, enforce_sorted=False), state)
+                padded, _ = pad_packed_sequence(out, batch_first=True, padding_value=-2.0)
+                return padded.sum(-1).mean() + h.sum() + c.mean()
+        model = Tagger()
+        x = torch.randn(5, 3, 3)
+        state = (torch.randn(2, 3, 4), torch.randn(2, 3, 4))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        losses = []
+        for step in range(2):
+            loss = model(x, torch.tensor([5, 2, 4]), state)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    """), "losses", "model.lstm.weight_hh_l0", "model.lstm.bias_ih_l1", rule="UTL005", atol=1e-5)
+    assert "run_packed(self.lstm, pack_padded_sequence(x, lengths, enforce_sorted=False), " in run.port.code
