@@ -195,7 +195,8 @@ register(
         the only change; the methods are ported like any other code, and items may be
         tensors, tuples, dicts, NumPy arrays or Python numbers. ``default_collate``, called
         by hand in a ``collate_fn``, becomes MindSpore's, which collates the same way
-        (rule LDR002).
+        (rule LDR002), and ``get_worker_info()`` MindSpore's (``None`` in the main
+        process, where the port loads).
     """,
     seed=SEED,
     reference=REF,
@@ -434,6 +435,8 @@ for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
 for _qual in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
               "torch.utils.data._utils.collate.default_collate"):
     api(_qual, f"{TARGET}.default_collate", rule="LDR008", returns=None)
+# None in the main process, where the port loads (LDR004), as in PyTorch without workers
+api("torch.utils.data.get_worker_info", f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
 
 
 # ----------------------------------------------------------------------------- samplers
