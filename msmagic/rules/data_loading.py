@@ -140,10 +140,11 @@ register(
         ``prefetch_factor``, ``timeout``, ``multiprocessing_context`` and ``in_order`` tune
         how PyTorch loads batches (worker processes, page-locked host memory for faster
         GPU copies), not which batches come out. MindSpore's DataLoader accepts most of
-        them, but worker processes would have to rebuild the notebook's dataset classes
-        and MindSpore tensors in other processes, and pinned memory does nothing on CPU (it
-        warns), so the port loads in the main process: these are removed and the batches
-        are unchanged.
+        them, but the port loads in the main process, as PyTorch does with
+        ``num_workers=0``: the batches are the same, no process is started (each worker
+        would import MindSpore and receive the dataset), and pinned memory does nothing on
+        CPU (MindSpore warns about it). So these are removed. Inside a ``**kwargs`` dict
+        they are passed on, and MindSpore's DataLoader then starts its workers.
     """,
     seed=SEED,
     reference=REF,
