@@ -26,7 +26,7 @@ def _dtypes_agree(run, *names):
     """The MindSpore values have PyTorch's dtypes (float64 stays float64...)."""
     for n in names:
         t, m = run.torch_ns[n], run.ms_ns[n]
-        assert str(t.dtype).replace("torch.", "") == str(m.dtype).lower().replace("bool", "bool"), (n, t.dtype, m.dtype)
+        assert str(t.dtype).replace("torch.", "") == str(m.dtype).lower(), (n, t.dtype, m.dtype)
 
 
 # ----------------------------------------------------------------------------- TensorDataset
@@ -452,8 +452,7 @@ def test_keyword_arguments_from_a_dict():
     assert "loader = DataLoader(TensorDataset(x, y), **loader_kwargs)\n" in code
     assert "other = DataLoader(TensorDataset(x, y), **shuffled_kwargs)  # msmagic: LDR003" in code
     assert run.agree("labels", "other_labels"), run.explain()
-    assert run.sync_reasons["other"] == "PyTorch's shuffle order used (1 epoch)" or \
-        run.sync_reasons["other"].startswith("PyTorch's shuffle order used")
+    assert run.sync_reasons["other"].startswith("PyTorch's shuffle order used")
 
 
 # ----------------------------------------------------------------------------- Subset, random_split, samplers
