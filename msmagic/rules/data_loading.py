@@ -223,13 +223,15 @@ register(
 
 register(
     "LDR009",
-    "Subset and random_split are written out as definitions",
+    "Subset, random_split and ConcatDataset are written out as definitions",
     group=GROUP,
     why="""
-        MindSpore 2.10 has no ``Subset`` and no ``random_split``. Both are short, so the
-        port defines them before the first statement that uses them, with PyTorch's
-        behaviour: ``Subset(ds, indices)`` gives ``ds[indices[i]]`` for item ``i``, has
-        ``len(indices)`` items and keeps ``.dataset`` and ``.indices``;
+        MindSpore 2.10 has no ``Subset``, ``random_split`` or ``ConcatDataset``. They are
+        short, so the port defines them before the first statement that uses them, with
+        PyTorch's behaviour: ``Subset(ds, indices)`` gives ``ds[indices[i]]`` for item
+        ``i``, has ``len(indices)`` items and keeps ``.dataset`` and ``.indices``;
+        ``ConcatDataset(datasets)`` chains the datasets' items (a negative index counts
+        from the end) and keeps ``.datasets`` and ``.cumulative_sizes``;
         ``random_split(ds, lengths)`` takes integer lengths or fractions (turned into
         counts as PyTorch does, the remainder spread one by one from the first subset),
         draws one permutation of all rows and cuts it into consecutive Subsets. The
@@ -610,7 +612,50 @@ def _random_split(site):
     return new
 
 
+_CONCAT = ("torch.utils.data.ConcatDataset", "torch.utils.data.dataset.ConcatDataset")
+
+
+def _concat_source(site):
+    base = site.code(site.ref(f"{TARGET}.Dataset"))
+    bisect = site.require_import("bisect")
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """The items of several datasets one after the other (PyTorch\'s ConcatDataset)."""\n'
+        f"\n"
+        f"    def __init__(self, datasets):\n"
+        f"        super().__init__()\n"
+        f"        self.datasets = list(datasets)\n"
+        f"        self.cumulative_sizes, total = [], 0\n"
+        f"        for dataset in self.datasets:\n"
+        f"            total += len(dataset)\n"
+        f"            self.cumulative_sizes.append(total)\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return self.cumulative_sizes[-1]\n"
+        f"\n"
+        f"    def __getitem__(self, idx):\n"
+        f"        if idx < 0:\n"
+        f"            if -idx > len(self):\n"
+        f'                raise ValueError("absolute value of index should not exceed dataset length")\n'
+        f"            idx = len(self) + idx\n"
+        f"        which = {bisect}.bisect_right(self.cumulative_sizes, idx)\n"
+        f"        start = self.cumulative_sizes[which - 1] if which else 0\n"
+        f"        return self.datasets[which][idx - start]\n"
+    )
+
+
+def _concat(site):
+    if site.bound() is None or site.arg("datasets") is None:
+        site.finding("LDR009", "ConcatDataset(*args) cannot be ported", comment="ConcatDataset not ported")
+        return None
+    name = site.define("ConcatDataset", _concat_source(site), _CONCAT)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="ConcatDataset -> a definition of PyTorch's ConcatDataset")
+    return new
+
+
 for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
     api(f"{_prefix}.Subset", rule="LDR009", sig=("dataset", "indices"), handler=_subset, returns=None)
+    api(f"{_prefix}.ConcatDataset", rule="LDR009", sig=("datasets",), handler=_concat, returns=None)
     api(f"{_prefix}.random_split", rule="LDR009", sig=("dataset", "lengths", "generator"),
         handler=_random_split, returns=None)

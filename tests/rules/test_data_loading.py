@@ -477,6 +477,23 @@ def test_subset_of_a_tensor_dataset_and_of_a_list():
     assert run.agree("n", "x2", "y2", "labels", "picked", "indices", "base_rows"), run.explain()
 
 
+def test_concat_dataset_chains_its_parts():
+    run = _run("""
+        from torch.utils.data import ConcatDataset, Subset
+        ds = TensorDataset(x, y)
+        both = ConcatDataset([Subset(ds, [1, 3]), ds, [(x[0] * 10, y[0])]])
+        n = len(both)
+        sizes = list(both.cumulative_sizes)
+        first_x, first_y = both[0]
+        middle_x, middle_y = both[5]
+        last_x, last_y = both[-1]
+        labels = [yb.tolist() for xb, yb in DataLoader(both, batch_size=4)]
+    """)
+    assert "class ConcatDataset(mindspore.dataset.dataloader.Dataset):" in run.port.code
+    assert run.agree("n", "sizes", "first_x", "first_y", "middle_x", "middle_y", "last_x", "last_y", "labels"), \
+        run.explain()
+
+
 @pytest.mark.parametrize("lengths, generator", [
     ("[7, 3]", ""),
     ("[0.7, 0.3]", ""),
