@@ -354,3 +354,21 @@ def test_index_arrays_bound_earlier_become_tensors_where_they_index():
                 y = x[order]
         """,
     )
+
+
+def test_a_definition_avoids_a_name_an_earlier_cell_bound():
+    """A user's own ``Subset`` from an earlier cell is not overwritten by the definition."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    port(dedent("""
+        import torch
+        def Subset(items, keep):
+            return [items[i] for i in keep]
+    """), session=session)
+    result = port(dedent("""
+        part = torch.utils.data.Subset(ds, [0, 1])
+        mine = Subset([5, 6, 7], [2])
+    """), session=session)
+    assert "class Subset2(mindspore.dataset.dataloader.Dataset):" in result.code
+    assert "part = Subset2(ds, [0, 1])" in result.code and "mine = Subset([5, 6, 7], [2])" in result.code
