@@ -176,11 +176,12 @@ def test_layers_built_inside_a_torch_layer_are_named_too():
 
 
 def test_a_shuffled_loader_records_pytorchs_orders_only_while_parity_runs_it():
-    import mindspore.dataset as mds
+    import mindspore
     import torch
+    from mindspore.dataset import dataloader as mdl
     from torch.utils.data import DataLoader, TensorDataset
 
-    from msmagic.parity_check.sync import link_shuffle, rebuild_loader, unlink
+    from msmagic.parity_check.sync import follow_order, link_shuffle, unlink
 
     loader = DataLoader(TensorDataset(torch.arange(10)), batch_size=4, shuffle=True)
     link, problem = link_shuffle("loader", loader)
@@ -192,14 +193,16 @@ def test_a_shuffled_loader_records_pytorchs_orders_only_while_parity_runs_it():
     torch_epochs = [[int(v) for b in loader for v in b[0]] for _ in range(2)]
     link.recording = False
     assert [list(o) for o in link.pending] == torch_epochs and torch_epochs[0] != torch_epochs[1]
-    source = mds.NumpySlicesDataset((np.arange(10),), shuffle=False)
-    ms_loader, problem = rebuild_loader(source.shuffle(10).batch(4), link)
-    assert problem == "" and len(ms_loader) == 3
+    ms_loader = mdl.DataLoader(mdl.TensorDataset(mindspore.ops.arange(10)), batch_size=4, shuffle=True)
+    assert follow_order(ms_loader, link) == "" and len(ms_loader) == 3
     ms_epochs = [[int(v) for b in ms_loader for v in b[0].asnumpy()] for _ in range(2)]
     assert ms_epochs == torch_epochs and (link.taken, link.missed) == (2, 0)
-    # another epoch on MindSpore alone: a random order, counted
+    # another epoch on MindSpore alone: its own random order, counted
     assert sorted(int(v) for b in ms_loader for v in b[0].asnumpy()) == list(range(10))
     assert link.missed == 1
+    # a loader over other rows cannot follow
+    other = mdl.DataLoader(list(range(7)), batch_size=4)
+    assert follow_order(other, link) == "samples 7 rows where PyTorch's samples 10"
     unlink(loader)
     assert type(loader.batch_sampler.sampler).__name__ == "RandomSampler"
 
@@ -212,15 +215,15 @@ def test_a_random_tensor_dataset_is_copied_and_a_mismatch_is_a_row():
     assert "ds: random values copied (the TensorDataset's tensors)" in report.synchronised
     # explicit MindSpore code whose dataset has float64 data: copied, and reported
     against = ("import mindspore\npass\n"
-               "ds = mindspore.dataset.NumpySlicesDataset((mindspore.ops.rand(6, 2).asnumpy().astype('float64'), "
-               "mindspore.ops.randint(0, 3, (6,)).asnumpy()), shuffle=False)\n"
+               "ds = mindspore.dataset.dataloader.TensorDataset(mindspore.ops.rand(6, 2).double(), "
+               "mindspore.ops.randint(0, 3, (6,)))\n"
                "rows = [(float(a.sum()), int(b)) for a, b in ds]\n")
     report = run("import torch\nfrom torch.utils.data import TensorDataset\n"
                  "ds = TensorDataset(torch.rand(6, 2), torch.randint(0, 3, (6,)))\n"
                  "rows = [(float(a.sum()), int(b)) for a, b in ds]\n", against=against)
     row = report.row("ds")
-    assert row.status == DIFFERS and "column 0 of the MindSpore dataset had rows of shape (2,) and dtype " \
-        "float64, PyTorch's (2,) and float32" in row.note
+    assert row.status == DIFFERS and "tensor 0 of the MindSpore dataset had shape (6, 2) and dtype " \
+        "Float64, PyTorch's (6, 2) and torch.float32" in row.note
     assert report.row("rows").status == MATCH
 
 

@@ -4,7 +4,7 @@ A handler gets the context of the call or attribute it ports (``context.original
 ``context.updated``, its mapping ``entry``); a hook gets the context of the statement,
 method or class it runs on. Everything a rule may do goes through it: log an ``edit`` or
 a ``finding``, ``ref`` a MindSpore object (queuing its import), ``require_import`` a
-standard module, take a ``fresh_name``, keep per-rule ``scratch`` state, look at the
+standard module, ``define`` a helper the generated code calls, take a ``fresh_name``, keep per-rule ``scratch`` state, look at the
 current ``statement`` and its ``siblings``, ``replace_line``, ``forget`` logged edits.
 Rules import nothing else from the engine but the mapping declarations
 (``engine.spec``), the kinds (``engine.kinds``) and the builders (``engine.build``).
@@ -219,6 +219,19 @@ class Context:
         """A name no code of the cell uses and no rule took before: ``base``,
         ``base2``, ``base3``..."""
         return self._w.state.fresh_name(base)
+
+    def define(self, base: str, make, stands_for=()) -> str:
+        """The name of a definition the generated code calls (a class or function with
+        no PyTorch in it, standing in for the PyTorch APIs ``stands_for``, by default
+        the one being ported): the first time in the cell, ``make(name)`` writes its
+        source, which goes before the top-level statement being ported; later calls
+        return the same name. The name is ``base`` unless the cell uses it otherwise."""
+        state = self._w.state
+        name = state.defined.get(base)
+        if name is None:
+            name = state.defined[base] = state.definition_name(base, tuple(stands_for) or (self.api,))
+            self._w.definitions.append(self.parse_statement(make(name)))
+        return name
 
     def scratch(self, key: str) -> dict:
         """Per-port state of one rule (what it computes once and looks up)."""

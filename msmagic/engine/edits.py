@@ -44,6 +44,8 @@ class EditLog:
         self.by_holder: dict[int, list[Record]] = {}
         #: id(original statement) -> comment texts for its line
         self.comments: dict[int, list[str]] = {}
+        #: id(record) -> (id(original statement), its comment), to take a forgotten finding's back
+        self._comment_of: dict[int, tuple[int, str]] = {}
 
     @property
     def records(self) -> list[Record]:
@@ -59,6 +61,7 @@ class EditLog:
             self.by_holder.setdefault(id(holder), []).append(record)
             if comment:
                 self.comments.setdefault(id(holder), []).append(comment)
+                self._comment_of[id(record)] = (id(holder), comment)
         return record
 
     def forget(self, nodes, *, findings_too: bool = False) -> None:
@@ -67,6 +70,9 @@ class EditLog:
             for r in self._by_node.get(id(node), ()):
                 if findings_too or not r.finding:
                     self._forgotten.add(id(r))
+                    holder, comment = self._comment_of.pop(id(r), (None, None))
+                    if comment is not None and comment in self.comments.get(holder, ()):
+                        self.comments[holder].remove(comment)
 
     def has_finding(self, node) -> bool:
         return any(r.finding and id(r) not in self._forgotten for r in self._by_node.get(id(node), ()))

@@ -127,7 +127,7 @@ class ImportPlan:
             lines.append(parse_statement(f"import {mod}\n"))
         for mod, names in froms.items():
             lines.append(parse_statement(f"from {mod} import {', '.join(names)}\n"))
-        if self.keep_torch_import:
+        if self.keep_torch_import and _mentions(module, "torch"):
             lines.append(
                 parse_statement(f"import torch  {MARKER} kept for the PyTorch calls flagged below\n")
             )
@@ -139,6 +139,18 @@ class ImportPlan:
         body = list(module.body)
         at = insertion_index(body)
         return module.with_changes(body=body[:at] + lines + body[at:])
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Does the tree use the name ``name`` (a rule may have dropped the code that kept
+    a PyTorch reference)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Name and n.value == name:
+            return True
+        stack.extend(n.children)
+    return False
 
 
 def identifiers(text: str) -> frozenset:

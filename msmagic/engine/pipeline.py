@@ -278,6 +278,26 @@ class PortState:
         #: per-port scratch state of the rules (``Context.scratch``)
         self.scratch: dict[str, dict] = {}
         self._fresh: set[str] = set()
+        #: definitions the generated code calls (``Context.define``): key -> name given
+        self.defined: dict[str, str] = {}
+
+    def definition_name(self, base: str, apis) -> str:
+        """A name for a definition standing in for the PyTorch ``apis``: ``base`` when
+        neither the cell nor an earlier cell's top level uses it, or when it is one of
+        those APIs' own (removed) import; else a fresh one."""
+        session = self.session
+        taken = (base in self._identifiers or base in session.kinds or base in session.functions
+                 or base in session.class_infos)
+        if base not in self._fresh and (not taken or self.bindings.get(base) in apis):
+            self._fresh.add(base)
+            return base
+        name, n = base, 1
+        while name in self._fresh or name in self._identifiers or name in session.kinds \
+                or name in session.functions or name in session.class_infos:
+            n += 1
+            name = f"{base}{n}"
+        self._fresh.add(name)
+        return name
 
     def fresh_name(self, base: str) -> str:
         name, n = base, 1

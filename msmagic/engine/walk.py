@@ -113,6 +113,8 @@ class Walker(KindScope, cst.CSTTransformer):
         self.functions: list[cst.FunctionDef] = []
         self.updated: dict[int, cst.CSTNode] = {}
         self.line_hooks: dict[int, list] = {}  # id(original line) -> [fn(updated line)]
+        #: definitions (``Context.define``) to put before the top-level statement being ported
+        self.definitions: list[cst.CSTNode] = []
 
     # ------------------------------------------------------------ bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -193,6 +195,9 @@ class Walker(KindScope, cst.CSTTransformer):
             anchor = _first_node(result)
             for r in recs:
                 r.holder = anchor
+            if self.depth == 0 and self.definitions:
+                result = cst.FlattenSentinel(_after_definitions(self.definitions, _flatten(result)))
+                self.definitions = []
             if self.depth == 0:
                 for node in _flatten(result):
                     self.top_origin[id(node)] = self.top_index
@@ -689,6 +694,18 @@ def _first_node(result):
     if isinstance(result, cst.SimpleStatementLine) and result.body:
         return result.body[0]
     return result if isinstance(result, cst.CSTNode) else None
+
+
+def _after_definitions(definitions: list, statements: list) -> list:
+    """Definitions a rule added (``Context.define``) and the statement they precede,
+    a blank line between each."""
+    out = [d.with_changes(leading_lines=[cst.EmptyLine()]) for d in definitions]
+    for stmt in statements:
+        lead = list(stmt.leading_lines)
+        if stmt is statements[0] and not (lead and isinstance(lead[0], cst.EmptyLine) and lead[0].comment is None):
+            stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(), *lead])
+        out.append(stmt)
+    return out
 
 
 def _flatten(result):

@@ -4,13 +4,17 @@
   and buffers copied into that Cell, once, when the name is bound to a new module, so
   random initialisation does not show up as a difference while training still does;
 * a value bound by a statement the port tagged ``random`` (``torch.randn``...) is copied
-  to the MindSpore side; a TensorDataset of random tensors becomes a MindSpore dataset of
-  the same rows;
-* a shuffled DataLoader bound by a statement the port tagged ``shuffle`` has its
-  MindSpore port iterate in the order PyTorch's loader drew: each time the PyTorch
-  loader is iterated, the permutation its RandomSampler draws is recorded
-  (:class:`ShuffleLink`), and the MindSpore loader is rebuilt over the same rows with a
-  sampler that takes those permutations in turn, so both sides see the same batches;
+  to the MindSpore side; a TensorDataset of random tensors gives its tensors to the
+  MindSpore TensorDataset of the same name (or of the loader bound);
+* a ``Subset`` (or the list ``random_split`` returns) takes the indices of PyTorch's, so
+  a random split holds the same rows on both sides;
+* a shuffled DataLoader has its MindSpore port iterate in the order PyTorch's loader
+  drew: each time the PyTorch loader is iterated, the indices its RandomSampler or
+  SubsetRandomSampler yields are recorded (:class:`ShuffleLink`), and the MindSpore
+  loader's BatchSampler takes them in turn (:class:`TorchOrder`), so both sides see the
+  same batches. Loaders are paired as they are built while a statement runs (the k-th
+  MindSpore DataLoader built follows the k-th PyTorch one, so a loader a function builds
+  and iterates is followed too) and by the name a statement binds;
 * random draws made while a statement runs (inside a loop or a function) are recorded on
   the PyTorch side and replayed in order on the MindSpore side (:mod:`.draws`);
 * an optimizer's steps run on PyTorch's gradients after comparing them
@@ -42,12 +46,11 @@ from msmagic.parity_check.compare import (
     is_torch_module,
     ms_state,
     to_mindspore,
-    to_numpy,
     torch_state,
 )
 
 __all__ = ["ms_name_for", "sync_module", "learn", "known_params", "Synchroniser", "ShuffleLink",
-           "link_shuffle"]
+           "link_shuffle", "follow_order", "copy_tensor_dataset", "copy_split"]
 
 #: the report's name for the random draws the MindSpore side took from PyTorch
 DRAWS = "random draws"
@@ -180,14 +183,49 @@ class Synchroniser:
         self._taken: dict = {}
         #: random draws made while statements run (inside loops and functions)
         self.draws = DrawReplay()
+        #: the DataLoaders the PyTorch side of the step being run built, in order: the
+        #: link of each shuffled one, None for the others
+        self._built: list = []
 
     def draws_recorded(self):
-        """While the PyTorch side of a step runs: record its random draws."""
-        return self.draws.recording() if self.enabled else contextlib.nullcontext()
+        """While the PyTorch side of a step runs: record its random draws and link the
+        shuffled loaders it builds."""
+        if not self.enabled:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.draws.recording())
+        self._built = []
+        stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
+        return stack
 
     def draws_replayed(self, step):
-        """While the MindSpore side of a step runs: its draws return PyTorch's."""
-        return self.draws.replaying(step.index) if self.enabled else contextlib.nullcontext()
+        """While the MindSpore side of a step runs: its draws return PyTorch's, and the
+        loaders it builds follow the orders of the PyTorch loaders built in the same
+        place."""
+        if not self.enabled:
+            return contextlib.nullcontext()
+        stack = contextlib.ExitStack()
+        stack.enter_context(self.draws.replaying(step.index))
+        built = iter(list(self._built))
+        stack.enter_context(_on_build(_ms_loader_class(), lambda loader: self._ms_loader_built(loader, built)))
+        return stack
+
+    def _torch_loader_built(self, loader) -> None:
+        """A PyTorch DataLoader built while a step runs (in a function, a loop): linked
+        when it shuffles, so the MindSpore loader built in its place can follow it."""
+        link = None
+        if _shuffle_state(loader) == "unlinked":
+            link, _ = link_shuffle("a DataLoader built while the cell ran", loader)
+            if link is not None:
+                self._taken.setdefault(link, (0, 0))
+                link.recording = True
+        self._built.append(link)
+
+    def _ms_loader_built(self, loader, built) -> None:
+        link = next(built, None)
+        if link is not None and follow_order(loader, link):
+            self.notes.append("a DataLoader built while the cell ran: its MindSpore port cannot follow "
+                              "PyTorch's shuffle order; its batches come in another order")
 
     def ms_name(self, tmod, torch_name: str) -> str:
         return ms_name_for(tmod, torch_name, self.params)
@@ -261,18 +299,20 @@ class Synchroniser:
                     run.synchronised.append(n)
                     run.sync_reasons[n] = "parameters and buffers copied as initialised"
             elif "random" in step.tags and n in tns and n in mns and _is_tensor_dataset(tns[n]):
-                new, problem = dataset_from_torch(tns[n], mns[n])
-                if new is None:
+                copied, problem = copy_tensor_dataset(tns[n], mns[n])
+                if not copied:
                     self.notes.append(f"`{n}`: the random tensors of the TensorDataset were not "
                                       f"copied to MindSpore: {problem}")
                     continue
-                mns[n] = new
                 run.synchronised.append(n)
                 self.values[n] = step.index
                 if problem:
                     run.rows.append(Row(n, DIFFERS, statement=step.index, note=(
                         f"random values synchronised, but {problem}")))
                 run.sync_reasons[n] = "random values copied (the TensorDataset's tensors)"
+            elif n in tns and n in mns and copy_split(tns[n], mns[n]):
+                run.synchronised.append(n)
+                run.sync_reasons[n] = "PyTorch's split used (the indices of its Subsets)"
             elif "random" in step.tags and n in tns and is_tensor_like(tns[n]) and not replayed:
                 drawn = mns.get(n)
                 mns[n] = to_mindspore(tns[n])
@@ -305,44 +345,46 @@ class Synchroniser:
     def _loaders(self, step, tns: dict, mns: dict) -> None:
         """Loaders the step bound: random TensorDataset data copied, shuffle linked.
 
-        A loader the statement builds (tagged ``shuffle``) or gets from a function
-        (``train_loader = make_loader(ds)``) is linked when PyTorch shuffles it; one
-        already linked (``b = a``) keeps its link."""
+        A loader the statement builds (linked as it was built, and named here) or gets
+        from a function (``train_loader = make_loader(ds)``) is linked when PyTorch
+        shuffles it; one already linked by an earlier statement (``b = a``) keeps its
+        link."""
         for n in step.bound:
             loader = tns.get(n)
             if n not in mns or not _is_torch_loader(loader):
                 continue
-            rows = None
+            reasons = []
             if "random" in step.tags and _is_tensor_dataset(loader.dataset):
-                rows = _Columns([to_numpy(t) for t in loader.dataset.tensors])
-            link = None
+                copied, _ = copy_tensor_dataset(loader.dataset, getattr(mns[n], "dataset", None))
+                if copied:
+                    reasons.append("random values copied (the TensorDataset's tensors)")
+                    self.values[n] = step.index
+                else:
+                    self.notes.append(f"`{n}`: the random data of its TensorDataset was not copied "
+                                      "to MindSpore (the MindSpore loader reads no TensorDataset)")
             state = _shuffle_state(loader)
-            if state == "unlinked" or (state == "other" and "shuffle" in step.tags):
+            link = loader.batch_sampler.sampler.link if state == "linked" else None
+            if link is not None and link in self._built:
+                link.name = n  # linked when the statement built it: named as it is bound
+            elif state == "unlinked" or (state == "other" and "shuffle" in step.tags):
                 link, problem = link_shuffle(n, loader)
                 if link is None:
                     self.notes.append(f"`{n}`: PyTorch's shuffle order is not used on the MindSpore "
                                       f"side ({problem}); its batches come in another order")
-                    continue
-            if link is None and rows is None:
-                continue
-            new, problem = rebuild_loader(mns[n], link, rows)
-            if new is None:
-                if link is not None:
+            else:
+                link = None
+            if link is not None:
+                problem = follow_order(mns[n], link)
+                if problem:
                     unlink(loader)
-                self.notes.append(f"`{n}`: the MindSpore loader {problem}, so "
-                                  + ("PyTorch's shuffle order is not used; its batches come in "
-                                     "another order" if link is not None else
-                                     "the random data of its TensorDataset was not copied"))
+                    self.notes.append(f"`{n}`: the MindSpore loader {problem}, so PyTorch's shuffle "
+                                      "order is not used; its batches come in another order")
+                else:
+                    reasons.append("PyTorch's shuffle order used")
+            if not reasons:
                 continue
-            mns[n] = new
             if n not in self.run.synchronised:
                 self.run.synchronised.append(n)
-            reasons = []
-            if rows is not None:
-                reasons.append("random values copied (the TensorDataset's tensors)")
-                self.values[n] = step.index
-            if link is not None:
-                reasons.append("PyTorch's shuffle order used")
             self.run.sync_reasons[n] = "; ".join(reasons)
 
 
@@ -357,88 +399,59 @@ def tensor_versions(tmod) -> tuple:
     return tuple(out)
 
 
+def _is_torch_data(v, name: str) -> bool:
+    return type(v).__module__.startswith("torch.utils.data") and type(v).__name__ == name
+
+
 def _is_torch_loader(v) -> bool:
-    return type(v).__module__.startswith("torch.utils.data") and type(v).__name__ == "DataLoader"
+    return _is_torch_data(v, "DataLoader")
 
 
 def _is_tensor_dataset(v) -> bool:
-    return type(v).__module__.startswith("torch.utils.data") and type(v).__name__ == "TensorDataset"
+    return _is_torch_data(v, "TensorDataset")
 
 
-class _Columns:
-    """Rows of NumPy columns, randomly accessible: a source for a GeneratorDataset."""
-
-    def __init__(self, columns: list):
-        self.columns = columns
-
-    def __getitem__(self, i):
-        return tuple(c[i] for c in self.columns)
-
-    def __len__(self) -> int:
-        return len(self.columns[0]) if self.columns else 0
-
-
-def _ms_source(ms_value):
-    """The source dataset of a MindSpore value (a dataset, or ``.batch`` of one, with a
-    ``.shuffle`` between): (batch node or None, source, whether it was shuffled), or a
-    str saying why there is none."""
-    import mindspore.dataset as mds
-    from mindspore.dataset.engine.datasets import BatchDataset, ShuffleDataset
-
-    batch = None
-    node = ms_value
-    if isinstance(node, BatchDataset):
-        if node.per_batch_map is not None or node.batch_size_func is not None or len(node.children) != 1:
-            return "batches with a per_batch_map or a batch-size function"
-        batch, node = node, node.children[0]
-    shuffled = False
-    if isinstance(node, ShuffleDataset):
-        shuffled, node = True, node.children[0]
-    if not isinstance(node, mds.GeneratorDataset) or node.children or not hasattr(node.source, "__getitem__"):
-        return "is not built from a randomly accessible dataset (NumpySlicesDataset or GeneratorDataset)"
-    return batch, node, shuffled or bool(node.is_shuffled())
-
-
-def dataset_from_torch(tds, ms_value):
-    """A MindSpore dataset of a TensorDataset's rows, with the columns of ``ms_value``
-    (the MindSpore side's dataset): (dataset, problem) where problem says how the
-    MindSpore side's own rows differed in kind ("" when they agree); (None, why) when
-    ``ms_value`` is no dataset that can be rebuilt."""
-    found = _ms_source(ms_value)
-    if isinstance(found, str):
-        return None, f"the MindSpore value {found}"
-    batch, source, shuffled = found
-    if batch is not None:
-        return None, "the MindSpore value is batched"
-    import mindspore.dataset as mds
-
-    columns = [to_numpy(t) for t in tds.tensors]
-    problem = _rows_mismatch(columns, source)
-    new = mds.NumpySlicesDataset(tuple(columns), column_names=list(source.column_names) or None,
-                                 shuffle=shuffled)
-    return new, problem
-
-
-def _rows_mismatch(columns: list, source) -> str:
-    """How the MindSpore source's rows differ in number, shape or dtype from the torch
-    columns ("" when they agree)."""
+def copy_tensor_dataset(tds, ms_value) -> tuple[bool, str]:
+    """Give the MindSpore TensorDataset ``ms_value`` (``mindspore.dataset.dataloader``'s,
+    as the port builds it) the values of the torch TensorDataset ``tds``, in place, so
+    loaders and Subsets over it read them too: (copied, problem), problem saying how
+    the MindSpore side's own tensors differed in number, shape or dtype ("" when they
+    agree)."""
     from msmagic.parity_check.compare import _kind
 
-    if len(source.source) != len(columns[0]):
-        return f"the MindSpore dataset had {len(source.source)} rows, PyTorch's {len(columns[0])}"
-    if not len(source.source):
-        return ""
-    row = source.source[0]
-    row = row if isinstance(row, tuple) else (row,)
-    if len(row) != len(columns):
-        return f"the MindSpore dataset had {len(row)} columns, PyTorch's {len(columns)}"
-    for i, (m, t) in enumerate(zip(row, columns)):
-        m = to_numpy(m) if to_numpy(m) is not None else m
-        shape, dtype = getattr(m, "shape", ()), str(getattr(m, "dtype", type(m).__name__))
-        if tuple(shape) != tuple(t.shape[1:]) or _kind(dtype) != _kind(str(t.dtype)):
-            return (f"column {i} of the MindSpore dataset had rows of shape {tuple(shape)} and dtype "
-                    f"{dtype}, PyTorch's {tuple(t.shape[1:])} and {t.dtype}")
-    return ""
+    tensors = getattr(ms_value, "tensors", None)
+    if not isinstance(tensors, tuple) or not hasattr(ms_value, "__getitem__"):
+        return False, "the MindSpore value is no TensorDataset"
+    problem = ""
+    if len(tensors) != len(tds.tensors):
+        problem = f"the MindSpore dataset had {len(tensors)} tensors, PyTorch's {len(tds.tensors)}"
+    else:
+        for i, (m, t) in enumerate(zip(tensors, tds.tensors)):
+            shape, dtype = tuple(getattr(m, "shape", ())), str(getattr(m, "dtype", type(m).__name__))
+            if shape != tuple(t.shape) or _kind(dtype) != _kind(str(t.dtype)):
+                problem = (f"tensor {i} of the MindSpore dataset had shape {shape} and dtype {dtype}, "
+                           f"PyTorch's {tuple(t.shape)} and {t.dtype}")
+                break
+    ms_value.tensors = tuple(to_mindspore(t) for t in tds.tensors)
+    return True, problem
+
+
+def copy_split(tv, mv) -> int:
+    """A torch ``Subset`` (or a list/tuple of them, as ``random_split`` returns) and its
+    MindSpore port: the port takes PyTorch's indices (the rows a random split chose).
+    Returns how many subsets took PyTorch's indices."""
+    if isinstance(tv, (list, tuple)) and isinstance(mv, (list, tuple)) and len(tv) == len(mv):
+        return sum(copy_split(t, m) for t, m in zip(tv, mv))
+    if not _is_torch_data(tv, "Subset") or type(mv).__module__.startswith("torch"):
+        return 0
+    indices = getattr(mv, "indices", None)
+    if indices is None or len(indices) != len(tv.indices):
+        return 0
+    wanted = [int(i) for i in tv.indices]
+    if list(indices) == wanted:
+        return 0
+    mv.indices = wanted
+    return 1
 
 
 # ----------------------------------------------------------------------------- shuffle
@@ -450,10 +463,11 @@ _LINKS: "weakref.WeakSet" = weakref.WeakSet()
 
 
 class ShuffleLink:
-    """The permutations a shuffled PyTorch DataLoader drew, for its MindSpore port.
+    """The orders a shuffled PyTorch DataLoader's sampler yielded, for its MindSpore port.
 
-    The PyTorch side appends one order per iteration of the loader (while a parity step
-    runs); the MindSpore side's sampler takes them first in, first out.
+    The PyTorch side appends one order (the list of indices the sampler yielded) per
+    iteration of the loader, while a parity step runs; the MindSpore side's sampler takes
+    them first in, first out.
     """
 
     def __init__(self, name: str, size: int):
@@ -462,26 +476,28 @@ class ShuffleLink:
         self.pending: collections.deque = collections.deque()
         self.recording = False
         self.taken = 0  # orders the MindSpore side took
-        self.missed = 0  # MindSpore epochs that found no order and were shuffled at random
+        self.missed = 0  # MindSpore epochs that found no order and drew their own
 
     def record(self, order: list) -> None:
         if self.recording:
             self.pending.append(order)
 
-    def take(self) -> list:
+    def take(self, own=None) -> list:
+        """The next PyTorch order; without one, ``own``'s (the MindSpore sampler's own
+        draw) or a random permutation."""
         if self.pending:
             self.taken += 1
             return self.pending.popleft()
         import numpy as np
 
         self.missed += 1
-        return np.random.permutation(self.size).tolist()
+        return list(own) if own is not None else np.random.permutation(self.size).tolist()
 
 
 class _RecordingSampler:
-    """Stands in for a DataLoader's RandomSampler inside its BatchSampler: the same
-    permutation, drawn at the same moment (when the first index is asked for), recorded
-    for the MindSpore side."""
+    """Stands in for a DataLoader's shuffling sampler inside its BatchSampler: the same
+    order, drawn at the same moment (when the first index is asked for), recorded for
+    the MindSpore side."""
 
     def __init__(self, sampler, link: ShuffleLink):
         self.sampler = sampler
@@ -491,7 +507,7 @@ class _RecordingSampler:
         return len(self.sampler)
 
     def __iter__(self):
-        order = list(self.sampler)
+        order = [int(i) for i in self.sampler]
         self.link.record(order)
         yield from order
 
@@ -499,32 +515,49 @@ class _RecordingSampler:
         return getattr(self.sampler, name)
 
 
+class TorchOrder:
+    """The MindSpore loader's sampler under parity: each epoch, the next order the PyTorch
+    loader drew (its own sampler's draw when there is none)."""
+
+    def __init__(self, link: ShuffleLink, own):
+        self.link = link
+        self.own = own
+
+    def __iter__(self):
+        return iter(self.link.take(self.own))
+
+    def __len__(self) -> int:
+        return self.link.size
+
+
+def _shuffling_samplers() -> tuple:
+    from torch.utils.data import RandomSampler, SubsetRandomSampler
+
+    return RandomSampler, SubsetRandomSampler
+
+
 def _shuffle_state(loader) -> str:
-    """"unlinked": the loader draws its order with a RandomSampler; "linked": its
-    orders are recorded already; "sequential": not shuffled; "other": a sampler parity
-    cannot follow."""
-    from torch.utils.data import RandomSampler, SequentialSampler
+    """"unlinked": the loader draws its order with a RandomSampler or SubsetRandomSampler;
+    "linked": its orders are recorded already; "sequential": not shuffled; "other": a
+    sampler parity cannot follow."""
+    from torch.utils.data import SequentialSampler
 
     inner = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
     if isinstance(inner, _RecordingSampler):
         return "linked"
     if isinstance(getattr(loader, "sampler", None), SequentialSampler):
         return "sequential"
-    return "unlinked" if type(inner) is RandomSampler else "other"
+    return "unlinked" if type(inner) in _shuffling_samplers() else "other"
 
 
 def link_shuffle(name: str, loader):
     """Start recording the orders a shuffled torch DataLoader draws: (link, "") or
     (None, why not)."""
-    from torch.utils.data import RandomSampler
-
     batches = getattr(loader, "batch_sampler", None)
     inner = getattr(batches, "sampler", None)
-    if batches is None or type(inner) is not RandomSampler:
-        return None, "it does not draw its order with a RandomSampler"
-    if inner.replacement or inner.num_samples != len(inner.data_source):
-        return None, "it samples with replacement or not every row"
-    link = ShuffleLink(name, len(inner.data_source))
+    if batches is None or type(inner) not in _shuffling_samplers():
+        return None, "it does not batch indices from a RandomSampler or SubsetRandomSampler"
+    link = ShuffleLink(name, len(inner))
     batches.sampler = _RecordingSampler(inner, link)
     _LINKS.add(link)
     return link, ""
@@ -539,45 +572,55 @@ def unlink(loader) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def _order_sampler_class():
-    import mindspore.dataset as mds
+def _torch_loader_class():
+    from torch.utils.data import DataLoader
 
-    class TorchOrder(mds.Sampler):
-        """Yields, each epoch, the next permutation the PyTorch loader drew."""
-
-        def __init__(self, link: ShuffleLink):
-            self.link = link
-            super().__init__()
-
-        def __iter__(self):
-            return iter(self.link.take())
-
-        def __len__(self) -> int:
-            return self.link.size
-
-        def __deepcopy__(self, memo):
-            # MindSpore copies the pipeline for every iteration: the copies must share
-            # the link's queue
-            return self
-
-    return TorchOrder
+    return DataLoader
 
 
-def rebuild_loader(ms_loader, link: Optional[ShuffleLink], rows=None):
-    """The MindSpore loader ``ms_loader`` (``[.shuffle(n)].batch(...)`` of a source
-    dataset) rebuilt over the same rows (or ``rows``: the PyTorch side's random data) in
-    the order ``link`` gives: (loader, "") or (None, why not)."""
-    import mindspore.dataset as mds
+@functools.lru_cache(maxsize=1)
+def _ms_loader_class():
+    from mindspore.dataset.dataloader import DataLoader
 
-    found = _ms_source(ms_loader)
-    if isinstance(found, str):
-        return None, found
-    batch, source, shuffled = found
-    if batch is None:
-        return None, "is not a batched dataset"
-    data = rows if rows is not None else source.source
-    if link is not None and len(data) != link.size:
-        return None, f"has {len(data)} rows where PyTorch's has {link.size}"
-    options = {"sampler": _order_sampler_class()(link)} if link is not None else {"shuffle": shuffled}
-    new = mds.GeneratorDataset(data, column_names=list(source.column_names), **options)
-    return new.batch(batch.batch_size, drop_remainder=batch.drop_remainder), ""
+    return DataLoader
+
+
+@contextlib.contextmanager
+def _on_build(cls, hook):
+    """While the block runs, ``hook(loader)`` after each ``cls(...)`` (or subclass) is
+    built."""
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        hook(self)
+
+    cls.__init__ = init
+    try:
+        yield
+    finally:
+        cls.__init__ = original
+
+
+def follow_order(ms_loader, link: ShuffleLink) -> str:
+    """Make the MindSpore loader (``mindspore.dataset.dataloader.DataLoader``, as the
+    port builds it) take its indices in the orders ``link`` records, in place: "" or
+    why it cannot."""
+    batches = getattr(ms_loader, "batch_sampler", None)
+    inner = getattr(batches, "sampler", None)
+    if inner is None or not hasattr(ms_loader, "dataset"):
+        return "is not a MindSpore DataLoader that batches the indices of a sampler"
+    own = inner.own if isinstance(inner, TorchOrder) else inner
+    try:
+        size = len(own)
+    except TypeError:
+        return "has a sampler without a length"
+    if size != link.size:
+        return f"samples {size} rows where PyTorch's samples {link.size}"
+    batches.sampler = TorchOrder(link, own)
+    try:
+        ms_loader.sampler = batches.sampler
+    except AttributeError:  # pragma: no cover - a loader that guards the attribute
+        pass
+    return ""

@@ -34,7 +34,7 @@ ORDER = (
     # data
     "DAT001", "DAT002", "DAT003", "DAT004", "DAT005", "DAT006", "DAT007",
     # data_loading
-    "LDR001", "LDR002", "LDR003", "LDR004", "LDR005", "LDR006", "LDR007",
+    "LDR001", "LDR002", "LDR003", "LDR004", "LDR005", "LDR008", "LDR009", "LDR010",
     # device
     "DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008",
     # distributed
@@ -82,7 +82,7 @@ ORDER = (
     # training
     "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007",
     # utilities
-    "UTL001", "UTL002", "UTL003", "UTL004", "UTL005", "UTL006", "UTL007", "UTL008",
+    "UTL001", "UTL002", "UTL003", "UTL004", "UTL005", "UTL006", "UTL007", "UTL008", "UTL009",
     # api_table
     "API001", "API002", "API003", "API004", "API005", "API006", "API007", "API008",
 )

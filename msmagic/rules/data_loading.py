@@ -1,37 +1,47 @@
-"""Data loading: ``TensorDataset`` + ``DataLoader`` become a ``mindspore.dataset``
-pipeline (``NumpySlicesDataset`` + ``.batch``) that yields MindSpore tensors in the same
-batches and order; shuffled loaders are tagged so parity can impose PyTorch's order;
-dataset items and ``loader.dataset`` port too."""
+"""Data loading: ``torch.utils.data`` becomes ``mindspore.dataset.dataloader``, MindSpore's
+map-style datasets and DataLoader with PyTorch's parameters, so a custom ``Dataset``, a
+list of examples, a ``TensorDataset`` and the loaders over them give the same batches in
+the same order. ``Subset``, ``random_split`` and ``SubsetRandomSampler``, which MindSpore
+lacks, are written out as small definitions; shuffled loaders are tagged so parity can
+impose PyTorch's order."""
 
 import libcst as cst
 
-from msmagic.engine.spec import TENSOR, api, member, module, statement_hook
-from msmagic.rules._util import is_pure
-from msmagic.rules.data import _paren
+from msmagic.engine.spec import api, module
 from msmagic.rules.registry import register
 
 GROUP = "Data loading"
 SEED = "seeds/002 API Comparison › Dataset/DataLoader"
-REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md; r2.4.10/migration_guide/model_development/dataset.md"
 DATASET = "dataset"  # kind of a ported TensorDataset
 LOADER = "loader"  # kind of a ported DataLoader
+TARGET = "mindspore.dataset.dataloader"
+
+_INSTALLED = """
+    The r2.4.10 mapping table sends ``DataLoader`` to ``GeneratorDataset``, a pipeline with
+    named columns that converts every item to NumPy. MindSpore 2.10 ships
+    ``mindspore.dataset.dataloader`` (``Dataset``, ``IterableDataset``, ``TensorDataset``,
+    ``DataLoader``, ``RandomSampler``, ``SequentialSampler``, ``BatchSampler``,
+    ``default_collate``) with PyTorch's signatures and semantics, which the port uses
+    (checked by running both on the same data).
+"""
 
 register(
     "LDR001",
-    "TensorDataset becomes an unshuffled NumpySlicesDataset of the NumPy data",
+    "TensorDataset becomes mindspore.dataset.dataloader.TensorDataset",
     group=GROUP,
     why="""
-        ``TensorDataset(x, y)`` indexes its tensors along the first dimension; MindSpore's
-        ``mindspore.dataset.NumpySlicesDataset`` slices NumPy arrays the same way, one
-        column per array (named ``column_0``, ``column_1``, ...). It refuses MindSpore
-        tensors, so each tensor is passed as ``t.asnumpy()``; dtypes are kept (float32
-        stays float32, int64 stays int64) and iteration yields MindSpore tensors again.
-        Unlike TensorDataset, a NumpySlicesDataset shuffles by default, so ``shuffle=False``
-        is added to keep PyTorch's order. ``len(ds)`` counts the rows in both frameworks;
-        indexing ``ds[i]`` has no MindSpore counterpart.
+        ``mindspore.dataset.dataloader.TensorDataset(*tensors)`` is PyTorch's TensorDataset
+        over MindSpore tensors: ``ds[i]`` is the tuple ``(x[i], y[i])`` of tensors (a
+        negative index, a tensor index and a slice ``ds[a:b]`` index the tensors as in
+        PyTorch), ``len(ds)`` is the number of rows, iterating it yields the rows,
+        ``ds.tensors`` holds the tensors, and it can be indexed by a ``Subset`` or read by
+        any number of DataLoaders. The data stays in the tensors it was given: no
+        conversion, the dtypes are kept.
     """,
     seed=SEED,
     reference=REF,
+    installed_note=_INSTALLED,
     example="""
         import torch
         from torch.utils.data import TensorDataset
@@ -39,60 +49,75 @@ register(
         y = torch.arange(6)
         ds = TensorDataset(x, y)
         n = len(ds)
+        first_x, first_y = ds[0]
+        last_x, last_y = ds[-1]
+        head_x, head_y = ds[1:3]
         firsts = [float(a.sum()) for a, b in ds]
     """,
 )
 
 register(
     "LDR002",
-    "DataLoader(ds, batch_size, drop_last) becomes ds.batch(size, drop_remainder)",
+    "DataLoader becomes mindspore.dataset.dataloader.DataLoader, arguments kept",
     group=GROUP,
     why="""
-        A MindSpore dataset batches itself: ``ds.batch(batch_size, drop_remainder=...)``
-        groups consecutive rows exactly as ``DataLoader`` does without shuffling, including
-        the short last batch unless ``drop_last=True``. PyTorch's default batch size is 1
-        while ``batch`` has no default, so ``1`` is written out when the call had none.
-        Iterating the result (``for xb, yb in loader``, ``next(iter(loader))``) yields a
-        list of MindSpore tensors per batch, and ``len(loader)`` is the number of batches,
-        as in PyTorch. A MindSpore dataset object can feed only one pipeline, so only the
-        first loader over a dataset built in the same cell batches it directly; other
-        loaders read it through ``GeneratorDataset`` (rule LDR006).
+        MindSpore 2.10's ``mindspore.dataset.dataloader.DataLoader`` takes PyTorch's
+        parameters in PyTorch's order (``dataset, batch_size=1, shuffle, sampler,
+        batch_sampler, num_workers, collate_fn, pin_memory, drop_last, ...``) and batches
+        the same way: a ``BatchSampler`` groups the indices the sampler yields
+        (sequential unless shuffled), ``drop_last`` drops the short last batch, and
+        ``collate_fn`` (a function of the cell, one a factory returns, a lambda) gets the
+        list of items. Its ``default_collate`` is PyTorch's: tensors are stacked, Python
+        ints become int64 and floats float64 tensors, NumPy arrays become tensors of their
+        dtype, dicts are collated per key, tuples and lists per position (a list of
+        batches), strings stay lists. So any map-style dataset works as it did: a custom
+        ``Dataset`` subclass, a list of examples (dicts of tensors), a ``Subset``, a
+        ``TensorDataset``, built in this cell, an earlier one or handed to a function.
+        Iteration, ``next(iter(loader))``, ``len(loader)`` (the number of batches),
+        ``loader.dataset`` and ``loader.batch_size`` behave as in PyTorch, and
+        ``DataLoader(ds, **kwargs)`` passes the keywords on unchanged. One known
+        difference: MindSpore's default collate turns a batch of NumPy float64 scalars into
+        a float32 tensor and NumPy int32 scalars into int64 (PyTorch keeps their dtypes);
+        items that are NumPy arrays, Python numbers or tensors are not affected.
     """,
     seed=SEED,
     reference=REF,
+    installed_note=_INSTALLED,
     example="""
         import torch
-        from torch.utils.data import TensorDataset, DataLoader
-        x = torch.arange(20.0).reshape(10, 2)
-        y = torch.arange(10)
-        loader = DataLoader(TensorDataset(x, y), batch_size=4, drop_last=False)
-        sums = [float(xb.sum()) for xb, yb in loader]
+        from torch.utils.data import Dataset, DataLoader
+        class Squares(Dataset):
+            def __len__(self):
+                return 10
+            def __getitem__(self, i):
+                return {"x": torch.tensor([float(i), float(i * i)]), "y": i % 3}
+        loader = DataLoader(Squares(), batch_size=4, drop_last=False)
+        sums = [float(b["x"].sum()) for b in loader]
+        labels = [b["y"].tolist() for b in loader]
         n_batches = len(loader)
+        rows = len(loader.dataset)
     """,
 )
 
 register(
     "LDR003",
-    "shuffle=True shuffles the MindSpore dataset, flagged: MindSpore's own order",
+    "shuffle=True draws MindSpore's own order, flagged; a generator= is dropped",
     group=GROUP,
     why="""
-        ``DataLoader(shuffle=True)`` draws a new permutation of the whole dataset every
-        epoch from PyTorch's generator. The port shuffles the whole MindSpore dataset every
-        epoch too: ``ds.shuffle(len(ds))`` (a buffer as large as the dataset) for a dataset
-        bound to a name, ``NumpySlicesDataset(..., shuffle=True)`` for a TensorDataset built
-        in the call, ``GeneratorDataset(ds, ..., shuffle=True)`` where rule LDR006 reads the
-        dataset through one. MindSpore's permutations are seeded by
-        ``mindspore.dataset.config.set_seed`` and are not PyTorch's: a plain run sees the
-        batches in another order, so losses per step differ while epoch-level results
-        should be statistically alike. Once a seed is set (``mindspore.set_seed``, the
-        port of ``torch.manual_seed``), every new iteration of the dataset is seeded
-        alike, so each epoch of a plain run repeats one order where PyTorch draws a new
-        one. The port is flagged for these reasons. Under
-        ``%%ms_parity`` the statement is tagged ``shuffle``: parity records the
-        permutation PyTorch's loader draws each time it is iterated and makes the
-        MindSpore loader iterate its own rows in that order, so both sides train on the
-        same batches (the report lists the loader as synchronised: "PyTorch's shuffle
-        order used").
+        ``DataLoader(shuffle=True)`` draws a new permutation of the dataset every epoch
+        with a ``RandomSampler``. MindSpore's DataLoader does the same, but with a NumPy
+        generator it seeds from the operating system when it is built
+        (``numpy.random.default_rng()``), not from PyTorch's generator: a plain run sees
+        the batches in another order than PyTorch's, and in another order on every run,
+        even after ``mindspore.set_seed``. Losses per step therefore differ while
+        epoch-level results should be statistically alike; the port is flagged. A
+        ``generator=torch.Generator()`` cannot be given to MindSpore (it takes a
+        ``numpy.random.Generator``), so it is dropped with the same finding. Under
+        ``%%ms_parity`` the statement is tagged ``shuffle``: parity records the order
+        PyTorch's sampler yields each time the loader is iterated (a ``RandomSampler``
+        or a ``SubsetRandomSampler``) and makes the MindSpore loader take the same indices,
+        so both sides see the same batches (the report lists the loader as synchronised:
+        "PyTorch's shuffle order used").
     """,
     seed=SEED,
     reference=REF,
@@ -114,10 +139,12 @@ register(
         ``num_workers``, ``pin_memory``, ``pin_memory_device``, ``persistent_workers``,
         ``prefetch_factor``, ``timeout``, ``multiprocessing_context`` and ``in_order`` tune
         how PyTorch loads batches (worker processes, page-locked host memory for faster
-        GPU copies), not which batches come out. A MindSpore pipeline runs its own
-        parallel workers and prefetching (``num_parallel_workers=`` on each operation,
-        ``mindspore.dataset.config``) and places data on the device by itself, so these are
-        removed; the batches are unchanged.
+        GPU copies), not which batches come out. MindSpore's DataLoader accepts most of
+        them, but the port loads in the main process, as PyTorch does with
+        ``num_workers=0``: the batches are the same, no process is started (each worker
+        would import MindSpore and receive the dataset), and pinned memory does nothing on
+        CPU (MindSpore warns about it). So these are removed. Inside a ``**kwargs`` dict
+        they are passed on, and MindSpore's DataLoader then starts its workers.
     """,
     seed=SEED,
     reference=REF,
@@ -132,395 +159,503 @@ register(
 
 register(
     "LDR005",
-    "DataLoader inputs with no direct dataset counterpart are flagged",
+    "DataLoader inputs the port cannot check or reproduce are flagged",
     group=GROUP,
     finding_only=True,
     why="""
-        ``sampler``, ``batch_sampler``, ``collate_fn``, ``generator`` and
-        ``worker_init_fn`` change which rows form a batch or how they are combined, in ways
-        MindSpore expresses differently (a ``sampler=`` on the source dataset,
-        ``per_batch_map=`` on ``batch``, ``mindspore.dataset.config.set_seed``), so they
-        are removed with a finding saying what to write. A DataLoader over a dataset msmagic
-        did not see being built (a custom ``Dataset`` class, or a TensorDataset from an
-        earlier cell) is ported to ``.batch(...)`` and flagged: it works when the source is
-        a MindSpore dataset; wrap a custom dataset with ``mindspore.dataset.GeneratorDataset(
-        ds, column_names=[...], shuffle=False)`` first.
+        ``worker_init_fn`` runs in PyTorch's worker processes only; the port loads in the
+        main process (rule LDR004), so a function that seeds or opens per-worker state is
+        never called there: it is removed with a finding saying to set that state up
+        front. Arguments passed as ``*args`` or ``**kwargs`` whose contents the port cannot
+        see (a dict built elsewhere, a function's own ``**kwargs``) are passed on to
+        MindSpore's DataLoader, which takes PyTorch's names, but whether they ask for a
+        shuffle (MindSpore's own order, rule LDR003), a ``torch.Generator`` or worker
+        processes is not known: the call is flagged.
     """,
     seed=SEED,
     reference=REF,
     example="""
         import torch
         from torch.utils.data import DataLoader
-        loader = DataLoader(my_dataset, batch_size=4, collate_fn=my_collate)
+        loader = DataLoader(my_dataset, batch_size=4, worker_init_fn=seed_worker)
+        other = DataLoader(my_dataset, **loader_options)
     """,
 )
 
 register(
-    "LDR006",
-    "A loader over a dataset that feeds a pipeline reads it via GeneratorDataset",
+    "LDR008",
+    "Dataset, IterableDataset and default_collate become MindSpore's dataloader ones",
     group=GROUP,
     why="""
-        A MindSpore dataset object can feed only one pipeline: a second ``.batch(...)`` on
-        it makes iteration fail with "The data pipeline is not a tree". PyTorch has no such
-        limit, so two DataLoaders over one dataset, a loader built in a loop or a function
-        over a dataset built outside it, or a loader cell run again over the dataset of an
-        earlier cell all work there. The first loader built from a TensorDataset in the
-        cell (and block) that builds it batches the dataset directly (rule LDR002); any
-        other loader over a ported dataset, and a loader a function builds over a dataset
-        it is given, reads it as a random-access source,
-        ``mindspore.dataset.GeneratorDataset(ds, ds.get_col_names(), shuffle=...)``, which
-        yields the same rows in the same order (or shuffled, rule LDR003) and leaves ``ds``
-        free for other loaders.
+        A PyTorch dataset is any class with ``__len__`` and ``__getitem__``, usually
+        derived from ``torch.utils.data.Dataset`` (map-style) or ``IterableDataset``
+        (``__iter__``). ``mindspore.dataset.dataloader.Dataset`` and ``IterableDataset``
+        are the same bases (``__init__`` takes no arguments, ``super().__init__()`` works),
+        and MindSpore's DataLoader treats their subclasses as PyTorch's does (an
+        ``IterableDataset`` is read in order, without a sampler). So the base class is
+        the only change; the methods are ported like any other code, and items may be
+        tensors, tuples, dicts, NumPy arrays or Python numbers. ``default_collate``, called
+        by hand in a ``collate_fn``, becomes MindSpore's, which collates the same way
+        (rule LDR002), and ``get_worker_info()`` MindSpore's (``None`` in the main
+        process, where the port loads).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note=_INSTALLED,
+    example="""
+        import torch
+        import torch.utils.data as data
+        class Pairs(data.Dataset):
+            def __init__(self, n):
+                super().__init__()
+                self.x = torch.arange(n * 2.0).reshape(n, 2)
+            def __len__(self):
+                return self.x.shape[0]
+            def __getitem__(self, idx):
+                return self.x[idx], self.x[idx].sum()
+        ds = Pairs(5)
+        n = len(ds)
+        x0, s0 = ds[0]
+        batch = data.default_collate([ds[1], ds[2]])
+        stacked, sums = batch
+    """,
+)
+
+register(
+    "LDR009",
+    "Subset, random_split and ConcatDataset are written out as definitions",
+    group=GROUP,
+    why="""
+        MindSpore 2.10 has no ``Subset``, ``random_split`` or ``ConcatDataset``. They are
+        short, so the port defines them before the first statement that uses them, with
+        PyTorch's behaviour: ``Subset(ds, indices)`` gives ``ds[indices[i]]`` for item
+        ``i``, has ``len(indices)`` items and keeps ``.dataset`` and ``.indices``;
+        ``ConcatDataset(datasets)`` chains the datasets' items (a negative index counts
+        from the end) and keeps ``.datasets`` and ``.cumulative_sizes``;
+        ``random_split(ds, lengths)`` takes integer lengths or fractions (turned into
+        counts as PyTorch does, the remainder spread one by one from the first subset),
+        draws one permutation of all rows and cuts it into consecutive Subsets. The
+        permutation comes from NumPy's global generator (seeded by ``mindspore.set_seed``)
+        or, for ``generator=torch.Generator().manual_seed(k)``, from
+        ``numpy.random.default_rng(k)``: reproducible, but another split than PyTorch's,
+        so ``random_split`` is flagged. Under ``%%ms_parity`` the MindSpore Subsets take
+        the indices of PyTorch's (reported as synchronised: "PyTorch's split used").
     """,
     seed=SEED,
     reference=REF,
     example="""
         import torch
-        from torch.utils.data import TensorDataset, DataLoader
-        ds = TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
-        train = DataLoader(ds, batch_size=4)
-        full = DataLoader(ds, batch_size=6)
-        sums = [float(xb.sum()) for xb, yb in train] + [float(xb.sum()) for xb, yb in full]
+        from torch.utils.data import TensorDataset, Subset, DataLoader
+        ds = TensorDataset(torch.arange(20.0).reshape(10, 2), torch.arange(10))
+        evens = Subset(ds, [0, 2, 4, 6, 8])
+        n = len(evens)
+        x2, y2 = evens[1]
+        labels = [yb.tolist() for xb, yb in DataLoader(evens, batch_size=2)]
     """,
 )
 
 register(
-    "LDR007",
-    "ds[i] gives a tuple of tensors, loader.dataset the dataset; slicing is flagged",
+    "LDR010",
+    "Samplers become MindSpore's; SubsetRandomSampler is written out as a class",
     group=GROUP,
     why="""
-        ``TensorDataset(x, y)[i]`` is the tuple ``(x[i], y[i])`` of tensors. A ported
-        dataset (a ``NumpySlicesDataset``) can be indexed too, but gives NumPy values, and
-        only for indices ``0 <= i < len(ds)``: ``ds[i]`` becomes
-        ``tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[i])``, a negative literal index
-        ``ds[len(ds) - k]`` and a tensor index ``int(i)``. Slicing a TensorDataset
-        (``ds[a:b]``) returns the tuple of sliced tensors, which a MindSpore dataset cannot
-        do: it is flagged; slice the tensors themselves (``x[a:b], y[a:b]``).
-        A MindSpore batch pipeline has no ``.dataset``: ``loader.dataset`` becomes the
-        dataset the loader was built from when that was a name (in this cell or an earlier
-        one), so ``len(loader.dataset)`` counts the rows; otherwise it is flagged.
+        ``RandomSampler``, ``SequentialSampler`` and ``BatchSampler`` exist in
+        ``mindspore.dataset.dataloader`` with PyTorch's parameters (a ``generator=`` must
+        be a NumPy generator there: a torch one is dropped and flagged, rule LDR003) and
+        yield the same kind of indices, so ``sampler=`` and ``batch_sampler=`` work
+        unchanged. ``SubsetRandomSampler(indices)``, which MindSpore lacks, is written out
+        as a small class: each epoch it yields ``indices`` in a new random order (NumPy's
+        generator, not PyTorch's: flagged as in rule LDR003) and ``len(sampler)`` is the
+        number of indices, as in PyTorch; under ``%%ms_parity`` the loader follows
+        PyTorch's order.
     """,
     seed=SEED,
     reference=REF,
+    installed_note=_INSTALLED,
     example="""
         import torch
-        from torch.utils.data import TensorDataset, DataLoader
-        ds = TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6))
-        loader = DataLoader(ds, batch_size=4)
-        first_x, first_y = ds[0]
-        last_x, last_y = ds[-1]
-        rows = len(loader.dataset)
+        from torch.utils.data import TensorDataset, DataLoader, BatchSampler, SequentialSampler
+        ds = TensorDataset(torch.arange(14.0).reshape(7, 2))
+        batches = BatchSampler(SequentialSampler(ds), batch_size=3, drop_last=True)
+        loader = DataLoader(ds, batch_sampler=batches)
+        sums = [float(b[0].sum()) for b in loader]
+        n = len(loader)
     """,
 )
 
 _LOADER_SIG = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
                "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
                "multiprocessing_context", "generator")
-_DROPPED = {"num_workers", "pin_memory", "pin_memory_device", "persistent_workers",
-            "prefetch_factor", "timeout", "multiprocessing_context", "in_order"}
-_FLAGGED = {
-    "sampler": "pass a sampler to the source dataset (NumpySlicesDataset(..., sampler=...))",
-    "batch_sampler": "build batches with the source dataset's sampler and .batch(...)",
-    "collate_fn": "combine rows with .batch(..., per_batch_map=fn, input_columns=[...])",
-    "generator": "seed MindSpore's shuffling with mindspore.dataset.config.set_seed",
-    "worker_init_fn": "MindSpore workers are not initialised per worker; set state up front",
-}
-
-
-def _kw(name: str, value) -> cst.Arg:
-    return cst.Arg(value=value, keyword=cst.Name(name),
-                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
-                                         whitespace_after=cst.SimpleWhitespace("")))
-
-
-def _sep(args: list) -> list:
-    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    return [a.with_changes(comma=comma if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT)
-            for i, a in enumerate(args)]
-
-
-def _scope(site):
-    """The function the node is in (None at the cell's level): names are per scope."""
-    return id(site.functions[-1]) if site.functions else None
-
-
-def _assigned_name(site):
-    """``name`` when the call is the whole value of ``name = <call>``."""
-    holder = site.statement
-    if isinstance(holder, cst.SimpleStatementLine) and len(holder.body) == 1:
-        stmt = holder.body[0]
-        if (isinstance(stmt, cst.Assign) and stmt.value is site.original and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0].target, cst.Name)):
-            return stmt.targets[0].target.value
-    return None
-
-
-def _tensor_dataset(site):
-    bound = site.bound()
-    if bound is None or not bound or any(not positional for _, _, positional in bound):
-        site.finding("LDR001", "TensorDataset's tensors must be passed positionally and "
-                     "without * to be converted", comment="TensorDataset not ported")
-        return None
-    columns = [cst.Element(cst.Call(func=cst.Attribute(value=_paren(a.value), attr=cst.Name("asnumpy"))))
-               for _, a, _ in bound]
-    data = cst.Tuple(elements=[e.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-                               for e in columns[:-1]] + [columns[-1].with_changes(comma=cst.Comma())
-                                                         if len(columns) == 1 else columns[-1]])
-    new = cst.Call(func=site.ref("mindspore.dataset.NumpySlicesDataset"),
-                   args=_sep([cst.Arg(data), _kw("shuffle", cst.Name("False"))]))
-    site.edit("LDR001", new, detail=f"TensorDataset of {len(bound)} tensors -> NumpySlicesDataset"
-                                    "(..., shuffle=False)")
-    name = _assigned_name(site)
-    if name is not None:
-        # a fresh dataset: the first loader over it in this block may batch it directly
-        site.scratch("LDR006")[(_scope(site), name)] = {
-            "around": {id(s) for s in site.enclosing_statements}, "feeds": 0}
-    return new
-
-
-def _feeds_directly(site, source) -> bool:
-    """May the loader batch ``source`` (a Name of a ported dataset) itself? Only the
-    first loader over a dataset built in this cell, not in a loop or function the
-    dataset statement is outside of (it would build a second pipeline on it)."""
-    info = site.scratch("LDR006").get((_scope(site), source.value))
-    if info is None or info["feeds"]:
-        return False
-    repeats = (cst.For, cst.While, cst.FunctionDef)
-    if any(isinstance(s, repeats) and id(s) not in info["around"] for s in site.enclosing_statements):
-        return False
-    info["feeds"] += 1
-    return True
+_DROPPED = ("num_workers", "pin_memory", "pin_memory_device", "persistent_workers",
+            "prefetch_factor", "timeout", "multiprocessing_context", "in_order")
+_SHUFFLED = ("MindSpore shuffles with its own random order (a NumPy generator seeded from the "
+             "operating system): in a plain run the batches come in another order than PyTorch's, "
+             "and in another order on every run, so per-step values differ (%%ms_parity makes the "
+             "MindSpore side use PyTorch's orders)")
+_SHUFFLED_COMMENT = "shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)"
 
 
 def _shuffle_flagged(site) -> None:
-    site.finding("LDR003", "MindSpore shuffles with its own random order: in a plain run the "
-                 "batches come in another order than PyTorch's, so per-step values differ, and "
-                 "once a seed is set every epoch repeats one order (%%ms_parity makes the "
-                 "MindSpore side use PyTorch's orders)",
-                 comment="shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)")
+    site.finding("LDR003", _SHUFFLED, comment=_SHUFFLED_COMMENT)
 
 
-def _loader(site):
-    bound = site.bound()
-    if bound is None:
-        site.finding("LDR005", "DataLoader arguments passed with * or ** cannot be ported",
-                     comment="DataLoader(*args) not ported")
-        return None
-    args = {name: arg for name, arg, _ in bound}
-    source = args.get("dataset")
-    if source is None:
-        return None
-    original_source = site.original.args[[a for _, a, _ in bound].index(source)].value
-    for name, arg, _ in bound:
-        if name in _DROPPED:
-            site.edit("LDR004", None, detail=f"{name}= dropped: {site.code(arg.value).strip()}")
-        elif name in _FLAGGED:
-            site.finding("LDR005", f"{name}={site.code(arg.value).strip()}: {_FLAGGED[name]}",
-                         comment=f"{name}= removed: {_FLAGGED[name]}")
-    data = _paren(source.value)
-    known = site.kind_of(original_source) == DATASET
-    if not known:
-        site.finding("LDR005", "the dataset was not built by a TensorDataset in this cell; "
-                     ".batch() needs a mindspore.dataset (wrap a custom Dataset with "
-                     "mindspore.dataset.GeneratorDataset(ds, column_names=[...], shuffle=False))",
-                     comment="source must be a mindspore.dataset")
-    shuffle = args.get("shuffle")
-    shuffled = shuffle is not None and site.literal(shuffle.value, True) is not False
-    inline = known and isinstance(original_source, cst.Call) and isinstance(source.value, cst.Call)
-    # a loader in a function over a dataset it is given may be built again on the same
-    # dataset at the next call: read through GeneratorDataset too
-    wrapped = (not inline and is_pure(source.value) and (known or bool(site.functions))
-               and not (known and isinstance(original_source, cst.Name)
-                        and _feeds_directly(site, original_source)))
-    if wrapped:
-        columns = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("get_col_names")))
-        data = cst.Call(func=site.ref("mindspore.dataset.GeneratorDataset"), args=_sep([
-            cst.Arg(source.value), cst.Arg(columns), _kw("shuffle", cst.Name("True" if shuffled else "False"))]))
-        site.edit("LDR006", data, detail=f"{site.code(source.value).strip()} already feeds a pipeline "
-                                         "(or may) -> GeneratorDataset(ds, ds.get_col_names())")
-        if shuffled:
-            site.edit("LDR003", data, detail="shuffle=True -> GeneratorDataset(..., shuffle=True)",
-                      tags=("shuffle",))
-            _shuffle_flagged(site)
-    elif shuffled and inline:
-        data = data.with_changes(args=[
-            a.with_changes(value=cst.Name("True")) if a.keyword is not None and a.keyword.value == "shuffle" else a
-            for a in data.args])
-        site.edit("LDR003", data, detail="shuffle=True -> NumpySlicesDataset(..., shuffle=True)",
-                  tags=("shuffle",))
-        _shuffle_flagged(site)
-    elif shuffled:
-        if not is_pure(source.value):
-            site.finding("LDR003", "shuffle=True needs the dataset bound to a name to size the "
-                         "shuffle buffer; batches come unshuffled", comment="not shuffled")
-        else:
-            data = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("shuffle")),
-                            args=[cst.Arg(cst.Call(func=cst.Name("len"), args=[cst.Arg(source.value)]))])
-            site.edit("LDR003", data, detail="shuffle=True -> .shuffle(len(ds))", tags=("shuffle",))
-            _shuffle_flagged(site)
-    size = args.get("batch_size")
-    batch_args = [cst.Arg(size.value if size is not None else cst.Integer("1"))]
-    drop = args.get("drop_last")
-    if drop is not None:
-        batch_args.append(_kw("drop_remainder", drop.value))
-    new = cst.Call(func=cst.Attribute(value=data, attr=cst.Name("batch")), args=_sep(batch_args))
-    site.edit("LDR002", new, detail=f"DataLoader -> .batch({site.code(batch_args[0].value)}"
-                                    f"{', drop_remainder' if drop is not None else ''})")
-    name = _assigned_name(site)
-    if name is not None:
-        # ``loader.dataset`` is the dataset the loader was built from (rule LDR007)
-        site.scratch("LDR007")[(_scope(site), name)] = (
-            original_source.value if isinstance(original_source, cst.Name) else None)
-    return new
+def _subtree(node) -> list:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
 
 
-module("torch.utils", None)
-module("torch.utils.data", None)
-for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
-    api(f"{_prefix}.TensorDataset", rule="LDR001", handler=_tensor_dataset, returns=DATASET)
-for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
-    api(f"{_prefix}.DataLoader", rule="LDR002", sig=_LOADER_SIG, handler=_loader, returns=LOADER)
+def _drop(site, arg) -> str:
+    """The argument is dropped from the port: what the rules logged for its code (a
+    ``torch.Generator()`` left as PyTorch and flagged) goes with it. Returns its
+    original text."""
+    original = site.original.args[list(site.updated.args).index(arg)].value
+    site.forget(*_subtree(original), findings_too=True)
+    return site.code(original).strip()
 
 
-# ----------------------------------------------------------------------------- loader.dataset
+def _torch_generator(site, arg):
+    """``generator=`` of a loader or sampler: MindSpore takes a NumPy generator only."""
+    text = _drop(site, arg)
+    site.finding("LDR003", f"generator={text}: MindSpore's samplers take a "
+                 "numpy.random.Generator, not PyTorch's; dropped: the order is MindSpore's own "
+                 "(%%ms_parity uses PyTorch's)", comment="torch generator dropped: MindSpore's own order")
+    return False
 
 
-def _source_of(site, loader):
-    """The name of the dataset ``loader`` (a Name) was built from, or None."""
-    known = site.scratch("LDR007")
-    for key in ((_scope(site), loader.value), (None, loader.value)):
-        if key in known:
-            return known[key]
-    call = site.earlier_definition(loader.value)
-    if isinstance(call, cst.Call) and site.code(call.func).strip().endswith("DataLoader"):
-        for i, arg in enumerate(call.args):
-            if arg.star:
+def _worker_init(site, arg):
+    text = _drop(site, arg)
+    site.finding("LDR005", f"worker_init_fn={text}: the port loads in the main "
+                 "process, where no worker is started; set up what it initialises before the loop",
+                 comment="worker_init_fn removed (no worker processes)")
+    return False
+
+
+def _truthy(site, node) -> bool:
+    return site.literal(node, True) not in (False, None, 0)
+
+
+def _keywords_of(site, node):
+    """The keyword -> value nodes of a dict the call unpacks (``**kw``): a dict literal
+    or ``dict(...)`` call, written in the call or assigned to the name; None when not
+    visible."""
+    if isinstance(node, cst.Name):
+        node = site.assigned_value(node.value)
+    if isinstance(node, cst.Dict):
+        out = {}
+        for el in node.elements:
+            if not isinstance(el, cst.DictElement):
                 return None
-            if (arg.keyword is None and i == 0) or (arg.keyword is not None and arg.keyword.value == "dataset"):
-                return arg.value.value if isinstance(arg.value, cst.Name) else None
+            key = site.literal(el.key, None)
+            if not isinstance(key, str):
+                return None
+            out[key] = el.value
+        return out
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict"
+            and all(a.keyword is not None for a in node.args)):
+        return {a.keyword.value: a.value for a in node.args}
     return None
 
 
-def _loader_dataset(site):
-    loader = site.receiver_original
-    name = _source_of(site, loader) if isinstance(loader, cst.Name) else None
-    if name is None:
-        site.finding("LDR007", "a MindSpore batch pipeline has no .dataset: keep the dataset the "
-                     "loader is built from in a variable and use it (len(ds) counts its rows)",
-                     comment="loader.dataset has no MindSpore counterpart")
-        return None
-    new = cst.Name(name)
-    site.edit("LDR007", new, detail=f"{site.code(site.original).strip()} -> {name}")
+def _loader(site):
+    target = site.ref(f"{TARGET}.DataLoader")
+    bound = site.bound()
+    if bound is None:
+        return _loader_unpacked(site, target)
+    shuffle = site.arg("shuffle")
+    new = site.apply(func=target)
+    site.edit("LDR002", new, detail=site.describe("DataLoader -> mindspore.dataset.dataloader.DataLoader"))
+    if shuffle is not None and _truthy(site, shuffle.value):
+        site.edit("LDR003", new, detail="shuffle=True: MindSpore's RandomSampler", tags=("shuffle",))
+        _shuffle_flagged(site)
     return new
 
 
-member("dataset", "LDR007", receiver=LOADER, handler=_loader_dataset, returns=DATASET)
-
-
-# ----------------------------------------------------------------------------- ds[i]
-
-
-_SKIPPED_FIELDS = ("whitespace", "lpar", "rpar", "comma", "equal", "dot", "semicolon", "leading_lines",
-                   "trailing", "lbracket", "rbracket", "lbrace", "rbrace", "colon", "star", "header",
-                   "footer", "newline", "operator", "asynchronous")
-_FIELDS: dict = {}
-
-
-def _fields(cls) -> tuple:
-    out = _FIELDS.get(cls)
-    if out is None:
-        out = _FIELDS[cls] = tuple(f for f in getattr(cls, "__dataclass_fields__", ())
-                                   if not f.startswith(_SKIPPED_FIELDS))
-    return out
-
-
-def _subscripts(node, out: list) -> list:
-    """Every Subscript under ``node`` (a quick scan that skips formatting fields)."""
-    if type(node) is cst.Subscript:
-        out.append(node)
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            _subscripts(value, out)
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    _subscripts(item, out)
-    return out
-
-
-class _Replace(cst.CSTTransformer):
-    def __init__(self, new: dict):
-        super().__init__()
-        self.new = new
-        self.done: set = set()
-
-    def leave_Subscript(self, original, updated):
-        new = self.new.get(id(original))
-        if new is None:
-            return updated
-        self.done.add(id(original))
-        return new
-
-
-def _item(ctx, sub: cst.Subscript, updated: cst.Subscript):
-    """The MindSpore expression for ``ds[i]`` (``updated``: its ported form), or None
-    with a finding."""
-    where = ctx.code(sub).strip()
-    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
-        ctx.finding("LDR007", f"{where}: slicing a TensorDataset gives its tensors sliced; a "
-                    "MindSpore dataset cannot be sliced: slice the tensors themselves "
-                    "(x[a:b], y[a:b])", node=sub, api="TensorDataset[...]",
-                    comment="TensorDataset slicing not ported: slice the tensors")
-        return None
-    index = sub.slice[0].slice.value
-    new_index = updated.slice[0].slice.value
-    value = updated.value
-    if isinstance(index, (cst.List, cst.Tuple, cst.ListComp)):
-        ctx.finding("LDR007", f"{where}: indexing a TensorDataset with several indices has no "
-                    "MindSpore counterpart: index the tensors themselves", node=sub,
-                    api="TensorDataset[...]", comment="TensorDataset[indices] not ported")
-        return None
-    text = ctx.code(new_index).strip()
-    if (isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.Minus)
-            and isinstance(index.expression, cst.Integer)):
-        if not is_pure(value):
-            ctx.finding("LDR007", f"{where}: a MindSpore dataset takes no negative index; "
-                        "bind the dataset to a name and index it with len(ds) - k", node=sub,
-                        api="TensorDataset[...]", comment="negative dataset index not ported")
-            return None
-        text = f"len({ctx.code(value).strip()}) - {index.expression.value}"
-    elif ctx.kind_of(index) == TENSOR:
-        text = f"int({text})"
-    tensor = ctx.code(ctx.ref("mindspore.Tensor"))
-    numpy = ctx.require_import("numpy")  # numpy.longlong items are no Tensor input, arrays are
-    new = ctx.parse(f"tuple({tensor}({numpy}.asarray(c)) for c in {ctx.code(_paren(value)).strip()}[{text}])")
+def _loader_unpacked(site, target):
+    """``DataLoader(ds, **kw)`` / ``(*args)``: MindSpore's DataLoader has PyTorch's
+    parameters, so the call is kept; what the unpacked dict holds is checked when it
+    can be seen, flagged otherwise."""
+    args = []
+    hidden = []
+    shuffled = False
+    for arg in site.updated.args:
+        name = arg.keyword.value if arg.keyword is not None else None
+        if name in _DROPPED:
+            site.edit("LDR004", None, detail=f"{name}= dropped: {site.code(arg.value).strip()}")
+            continue
+        if name == "generator":
+            _torch_generator(site, arg)
+            continue
+        if name == "worker_init_fn":
+            _worker_init(site, arg)
+            continue
+        if name == "shuffle":
+            shuffled = shuffled or _truthy(site, arg.value)
+        if arg.star == "**":
+            original = site.original.args[list(site.updated.args).index(arg)].value
+            keywords = _keywords_of(site, original)
+            if keywords is None:
+                hidden.append(site.code(arg).strip())
+            else:
+                shuffled = shuffled or ("shuffle" in keywords and _truthy(site, keywords["shuffle"]))
+                odd = sorted(k for k in keywords if k in ("generator", "worker_init_fn"))
+                if odd:
+                    hidden.append(f"{site.code(arg).strip()} (with {', '.join(odd)}=)")
+        elif arg.star == "*":
+            hidden.append(site.code(arg).strip())
+        args.append(arg)
+    new = site.updated.with_changes(func=target, args=args)
+    if len(args) != len(site.updated.args):
+        last = args[-1].with_changes(comma=site.updated.args[-1].comma) if args else None
+        new = new.with_changes(args=[*args[:-1], last] if last is not None else [])
+    site.edit("LDR002", new, detail="DataLoader -> mindspore.dataset.dataloader.DataLoader (unpacked arguments)")
+    if hidden:
+        site.finding("LDR005", f"DataLoader({', '.join(hidden)}): passed on to MindSpore's DataLoader, which "
+                     "takes PyTorch's parameter names; not checked for shuffle=True (MindSpore's own "
+                     "order), a torch.Generator or worker_init_fn", comment="unpacked DataLoader arguments not checked")
+    if shuffled:
+        site.edit("LDR003", new, detail="shuffle=True: MindSpore's RandomSampler", tags=("shuffle",))
+        _shuffle_flagged(site)
     return new
 
 
-@statement_hook("LDR007", cst.SimpleStatementLine)
-def _dataset_items(ctx, original, updated):
-    if not ctx.torch_in_scope:
-        return updated
-    found = [s for s in _subscripts(original, []) if ctx.kind_of(s.value) == DATASET]
-    if not found:
-        return updated
-    new = {}
-    for sub in found:
-        ported = ctx.updated_of(sub)
-        item = _item(ctx, sub, ported)
-        if item is not None:
-            new[id(ported)] = (sub, item)
-    if not new:
-        return updated
-    replacer = _Replace({k: v[1] for k, v in new.items()})
-    result = updated.visit(replacer)
-    for key, (sub, item) in new.items():
-        if key in replacer.done:
-            ctx.edit("LDR007", item, node=sub, api="TensorDataset[...]",
-                     detail=f"{ctx.code(sub).strip()} -> tuple of MindSpore tensors")
-        else:  # another rule rebuilt the expression around it
-            ctx.finding("LDR007", f"{ctx.code(sub).strip()}: a MindSpore dataset item is a tuple of "
-                        "NumPy values: wrap it as tuple(mindspore.Tensor(numpy.asarray(c)) for c in ds[i])",
-                        node=sub, api="TensorDataset[...]", comment="dataset item not ported")
-    return result
+# ----------------------------------------------------------------------------- entries
+
+module("torch.utils", None)
+module("torch.utils.data", TARGET)
+for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
+    api(f"{_prefix}.TensorDataset", f"{TARGET}.TensorDataset", rule="LDR001", returns=DATASET)
+    api(f"{_prefix}.Dataset", f"{TARGET}.Dataset", rule="LDR008", attr=True, returns=None)
+    api(f"{_prefix}.IterableDataset", f"{TARGET}.IterableDataset", rule="LDR008", attr=True, returns=None)
+for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
+    api(f"{_prefix}.DataLoader", f"{TARGET}.DataLoader", rule="LDR002", sig=_LOADER_SIG,
+        drop={name: "LDR004" for name in _DROPPED},
+        values={"generator": _torch_generator, "worker_init_fn": _worker_init},
+        handler=_loader, returns=LOADER)
+for _qual in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
+              "torch.utils.data._utils.collate.default_collate"):
+    api(_qual, f"{TARGET}.default_collate", rule="LDR008", returns=None)
+# None in the main process, where the port loads (LDR004), as in PyTorch without workers
+api("torch.utils.data.get_worker_info", f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
+
+
+# ----------------------------------------------------------------------------- samplers
+
+
+def _sampler(site):
+    new = site.apply(func=site.ref(f"{TARGET}.{site.api.rsplit('.', 1)[-1]}"))
+    site.edit("LDR010", new, detail=site.describe(f"{site.api} -> {TARGET}"))
+    return new
+
+
+for _prefix in ("torch.utils.data", "torch.utils.data.sampler"):
+    api(f"{_prefix}.RandomSampler", f"{TARGET}.RandomSampler", rule="LDR010",
+        sig=("data_source", "replacement", "num_samples", "generator"),
+        values={"generator": _torch_generator}, handler=_sampler, returns=None)
+    api(f"{_prefix}.SequentialSampler", f"{TARGET}.SequentialSampler", rule="LDR010", returns=None)
+    api(f"{_prefix}.BatchSampler", f"{TARGET}.BatchSampler", rule="LDR010", returns=None)
+
+
+def _subset_random_sampler_source(site):
+    base = site.code(site.ref(f"{TARGET}.Sampler"))
+    numpy = site.require_import("numpy")
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """Yields the given indices in a new random order each epoch (PyTorch\'s SubsetRandomSampler)."""\n'
+        f"\n"
+        f"    def __init__(self, indices):\n"
+        f"        super().__init__()\n"
+        f"        self.indices = indices\n"
+        f"\n"
+        f"    def __iter__(self):\n"
+        f"        for i in {numpy}.random.permutation(len(self.indices)).tolist():\n"
+        f"            yield self.indices[i]\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return len(self.indices)\n"
+    )
+
+
+def _subset_random_sampler(site):
+    bound = site.bound()
+    indices = site.arg("indices")
+    if bound is None or indices is None:
+        site.finding("LDR010", "SubsetRandomSampler needs its indices passed as an argument (no * or **)",
+                     comment="SubsetRandomSampler not ported")
+        return None
+    generator = site.arg("generator")
+    if generator is not None:
+        _torch_generator(site, generator)
+    name = site.define("SubsetRandomSampler", _subset_random_sampler_source(site),
+                       ("torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler"))
+    new = cst.Call(func=cst.Name(name), args=[cst.Arg(indices.value)])
+    site.edit("LDR010", new, detail="SubsetRandomSampler -> a definition drawing NumPy's order")
+    site.finding("LDR010", "SubsetRandomSampler draws its order from NumPy's generator, not PyTorch's: in a "
+                 "plain run the batches come in another order (%%ms_parity makes the MindSpore side use "
+                 "PyTorch's orders)", comment=_SHUFFLED_COMMENT)
+    return new
+
+
+for _prefix in ("torch.utils.data", "torch.utils.data.sampler"):
+    api(f"{_prefix}.SubsetRandomSampler", rule="LDR010", sig=("indices", "generator"),
+        handler=_subset_random_sampler, returns=None)
+
+
+# ----------------------------------------------------------------------------- Subset, random_split
+
+
+_SUBSET = ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset")
+_RANDOM_SPLIT = ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
+
+
+def _subset_source(site):
+    base = site.code(site.ref(f"{TARGET}.Dataset"))
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """The items of a dataset at the given indices (PyTorch\'s Subset)."""\n'
+        f"\n"
+        f"    def __init__(self, dataset, indices):\n"
+        f"        super().__init__()\n"
+        f"        self.dataset = dataset\n"
+        f"        self.indices = indices\n"
+        f"\n"
+        f"    def __getitem__(self, idx):\n"
+        f"        if isinstance(idx, list):\n"
+        f"            return self.dataset[[self.indices[i] for i in idx]]\n"
+        f"        return self.dataset[self.indices[idx]]\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return len(self.indices)\n"
+    )
+
+
+def _subset(site):
+    if site.bound() is None:
+        site.finding("LDR009", "Subset(*args) cannot be ported", comment="Subset not ported")
+        return None
+    name = site.define("Subset", _subset_source(site), _SUBSET)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="Subset -> a definition of PyTorch's Subset")
+    return new
+
+
+def _random_split_source(site, subset: str):
+    numpy = site.require_import("numpy")
+    return lambda name: (
+        f"def {name}(dataset, lengths, seed=None):\n"
+        f'    """PyTorch\'s random_split: consecutive Subsets of one random permutation of the rows."""\n'
+        f"    lengths = list(lengths)\n"
+        f"    total = sum(lengths)\n"
+        f"    if abs(total - 1) <= 1e-9 and total <= 1:  # fractions of the dataset\n"
+        f"        counts = [int(len(dataset) * frac) for frac in lengths]\n"
+        f"        for i in range(len(dataset) - sum(counts)):\n"
+        f"            counts[i % len(counts)] += 1\n"
+        f"        lengths = counts\n"
+        f"    if sum(lengths) != len(dataset):\n"
+        f'        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")\n'
+        f"    generator = {numpy}.random if seed is None else {numpy}.random.default_rng(seed)\n"
+        f"    order = generator.permutation(len(dataset)).tolist()\n"
+        f"    subsets, start = [], 0\n"
+        f"    for n in lengths:\n"
+        f"        subsets.append({subset}(dataset, order[start:start + n]))\n"
+        f"        start += n\n"
+        f"    return subsets\n"
+    )
+
+
+def _seed_of(site, node):
+    """``k`` of ``torch.Generator().manual_seed(k)`` (the original node), or None."""
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "manual_seed" and len(node.args) == 1
+            and isinstance(node.func.value, cst.Call) and not node.func.value.args
+            and site.resolve(node.func.value.func) == "torch.Generator"):
+        return node.args[0].value
+    return None
+
+
+def _random_split(site):
+    bound = site.bound()
+    dataset, lengths = site.arg("dataset"), site.arg("lengths")
+    if bound is None or dataset is None or lengths is None:
+        site.finding("LDR009", "random_split needs its dataset and lengths passed as arguments",
+                     comment="random_split not ported")
+        return None
+    subset = site.define("Subset", _subset_source(site), _SUBSET)
+    name = site.define("random_split", _random_split_source(site, subset), _RANDOM_SPLIT)
+    args = [cst.Arg(dataset.value), cst.Arg(lengths.value)]
+    generator = site.arg("generator")
+    how = "NumPy's global generator (seeded by mindspore.set_seed)"
+    if generator is not None:
+        original = site.original.args[list(site.updated.args).index(generator)].value
+        seed = _seed_of(site, original)
+        _drop(site, generator)
+        if seed is None:
+            site.finding("LDR009", f"generator={site.code(generator.value).strip()}: only "
+                         "torch.Generator().manual_seed(k) is ported (as seed=k); the split is drawn "
+                         "from NumPy's global generator", comment="random_split generator dropped")
+        else:
+            args.append(cst.Arg(site.updated_of(seed), keyword=cst.Name("seed"),
+                                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                      whitespace_after=cst.SimpleWhitespace(""))))
+            how = f"numpy.random.default_rng({site.code(seed).strip()})"
+    args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in args[:-1]] + [args[-1]]
+    new = cst.Call(func=cst.Name(name), args=args)
+    site.edit("LDR009", new, detail="random_split -> a definition of PyTorch's random_split",
+              tags=("split",))
+    site.finding("LDR009", f"random_split draws its permutation from {how}, not PyTorch's: the subsets "
+                 "hold other rows than PyTorch's (%%ms_parity makes the MindSpore side use PyTorch's split)",
+                 comment="split drawn by NumPy, not PyTorch (%%ms_parity uses PyTorch's)")
+    return new
+
+
+_CONCAT = ("torch.utils.data.ConcatDataset", "torch.utils.data.dataset.ConcatDataset")
+
+
+def _concat_source(site):
+    base = site.code(site.ref(f"{TARGET}.Dataset"))
+    bisect = site.require_import("bisect")
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """The items of several datasets one after the other (PyTorch\'s ConcatDataset)."""\n'
+        f"\n"
+        f"    def __init__(self, datasets):\n"
+        f"        super().__init__()\n"
+        f"        self.datasets = list(datasets)\n"
+        f"        self.cumulative_sizes, total = [], 0\n"
+        f"        for dataset in self.datasets:\n"
+        f"            total += len(dataset)\n"
+        f"            self.cumulative_sizes.append(total)\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return self.cumulative_sizes[-1]\n"
+        f"\n"
+        f"    def __getitem__(self, idx):\n"
+        f"        if idx < 0:\n"
+        f"            if -idx > len(self):\n"
+        f'                raise ValueError("absolute value of index should not exceed dataset length")\n'
+        f"            idx = len(self) + idx\n"
+        f"        which = {bisect}.bisect_right(self.cumulative_sizes, idx)\n"
+        f"        start = self.cumulative_sizes[which - 1] if which else 0\n"
+        f"        return self.datasets[which][idx - start]\n"
+    )
+
+
+def _concat(site):
+    if site.bound() is None or site.arg("datasets") is None:
+        site.finding("LDR009", "ConcatDataset(*args) cannot be ported", comment="ConcatDataset not ported")
+        return None
+    name = site.define("ConcatDataset", _concat_source(site), _CONCAT)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="ConcatDataset -> a definition of PyTorch's ConcatDataset")
+    return new
+
+
+for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
+    api(f"{_prefix}.Subset", rule="LDR009", sig=("dataset", "indices"), handler=_subset, returns=None)
+    api(f"{_prefix}.ConcatDataset", rule="LDR009", sig=("datasets",), handler=_concat, returns=None)
+    api(f"{_prefix}.random_split", rule="LDR009", sig=("dataset", "lengths", "generator"),
+        handler=_random_split, returns=None)

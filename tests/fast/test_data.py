@@ -3,7 +3,10 @@
 from tests.fast.codemod import assert_ports
 
 
-def test_tensor_dataset_becomes_numpy_slices():
+SHUFFLED = "# msmagic: LDR003 shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)"
+
+
+def test_tensor_dataset_keeps_its_tensors():
     assert_ports(
         """
             import torch
@@ -15,59 +18,49 @@ def test_tensor_dataset_becomes_numpy_slices():
         """,
         """
             import mindspore
+            from mindspore.dataset.dataloader import TensorDataset
             x = mindspore.ops.arange(12.0).reshape(6, 2)
             y = mindspore.ops.arange(6)
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False)
+            ds = TensorDataset(x, y)
             n = len(ds)
         """,
         edits={"FUN001", "IMP001", "LDR001"},
     )
 
 
-def test_dataloader_becomes_batch():
+def test_dataloader_keeps_its_arguments():
     assert_ports(
         """
             import torch
             from torch.utils.data import TensorDataset, DataLoader
             ds = TensorDataset(x, y)
             loader = DataLoader(ds, batch_size=4, drop_last=True)
+            again = DataLoader(ds, 8)
         """,
         """
             import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False)
-            loader = ds.batch(4, drop_remainder=True)
-        """,
-        edits={"IMP001", "LDR001", "LDR002"},
-    )
-
-
-def test_dataloader_positional_batch_size():
-    assert_ports(
-        """
-            import torch
-            from torch.utils.data import TensorDataset, DataLoader
+            from mindspore.dataset.dataloader import TensorDataset, DataLoader
             ds = TensorDataset(x, y)
-            loader = DataLoader(ds, 8)
-        """,
-        """
-            import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False)
-            loader = ds.batch(8)
+            loader = DataLoader(ds, batch_size=4, drop_last=True)
+            again = DataLoader(ds, 8)
         """,
         edits={"IMP001", "LDR001", "LDR002"},
     )
 
 
-def test_dataloader_inline_dataset():
+def test_dataloader_spelled_through_the_module():
     assert_ports(
         """
             import torch
-            from torch.utils.data import TensorDataset, DataLoader
-            loader = DataLoader(TensorDataset(x, y), batch_size=4, drop_last=False)
+            import torch.utils.data as data
+            loader = data.DataLoader(data.TensorDataset(x, y), batch_size=4, drop_last=False)
+            other = torch.utils.data.DataLoader(dataset=ds, batch_size=2)
         """,
         """
             import mindspore
-            loader = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False).batch(4, drop_remainder=False)
+            import mindspore.dataset.dataloader as data
+            loader = data.DataLoader(data.TensorDataset(x, y), batch_size=4, drop_last=False)
+            other = mindspore.dataset.dataloader.DataLoader(dataset=ds, batch_size=2)
         """,
         edits={"IMP001", "LDR001", "LDR002"},
     )
@@ -78,13 +71,16 @@ def test_dataloader_shuffle_is_flagged():
         """
             import torch
             from torch.utils.data import TensorDataset, DataLoader
-            ds = TensorDataset(x)
-            loader = DataLoader(ds, batch_size=2, shuffle=True)
+            loader = DataLoader(TensorDataset(x), batch_size=2, shuffle=True)
+            maybe = DataLoader(ds, batch_size=2, shuffle=shuffle)
+            never = DataLoader(ds, batch_size=2, shuffle=False)
         """,
-        """
+        f"""
             import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(),), shuffle=False)
-            loader = ds.shuffle(len(ds)).batch(2)  # msmagic: LDR003 shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)
+            from mindspore.dataset.dataloader import TensorDataset, DataLoader
+            loader = DataLoader(TensorDataset(x), batch_size=2, shuffle=True)  {SHUFFLED}
+            maybe = DataLoader(ds, batch_size=2, shuffle=shuffle)  {SHUFFLED}
+            never = DataLoader(ds, batch_size=2, shuffle=False)
         """,
         edits={"IMP001", "LDR001", "LDR002", "LDR003"},
         findings={"LDR003"},
@@ -95,51 +91,160 @@ def test_dataloader_worker_options_dropped():
     assert_ports(
         """
             import torch
-            from torch.utils.data import TensorDataset, DataLoader
-            ds = TensorDataset(x)
+            from torch.utils.data import DataLoader
             loader = DataLoader(ds, batch_size=5, num_workers=2, pin_memory=True, persistent_workers=True)
+            positional = DataLoader(ds, 4, False, None, None, 2, my_collate)
         """,
         """
             import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(),), shuffle=False)
-            loader = ds.batch(5)
+            from mindspore.dataset.dataloader import DataLoader
+            loader = DataLoader(ds, batch_size=5)
+            positional = DataLoader(ds, 4, False, None, None, collate_fn=my_collate)
         """,
-        edits={"IMP001", "LDR001", "LDR002", "LDR004"},
+        edits={"IMP001", "LDR002", "LDR004"},
     )
 
 
-def test_dataloader_unknown_dataset_and_collate_flagged():
+def test_dataloader_collate_sampler_and_generator():
+    assert_ports(
+        """
+            import torch
+            from torch.utils.data import DataLoader, RandomSampler
+            loader = DataLoader(my_dataset, batch_size=4, collate_fn=my_collate, sampler=my_sampler)
+            by_lambda = DataLoader(my_dataset, batch_size=4, collate_fn=lambda b: torch.stack(b))
+            seeded = DataLoader(my_dataset, batch_size=4, shuffle=True, generator=torch.Generator().manual_seed(0))
+            sampled = DataLoader(my_dataset, sampler=RandomSampler(my_dataset, replacement=True))
+        """,
+        f"""
+            import mindspore
+            from mindspore.dataset.dataloader import DataLoader, RandomSampler
+            loader = DataLoader(my_dataset, batch_size=4, collate_fn=my_collate, sampler=my_sampler)
+            by_lambda = DataLoader(my_dataset, batch_size=4, collate_fn=lambda b: mindspore.ops.stack(b))
+            seeded = DataLoader(my_dataset, batch_size=4, shuffle=True)  # msmagic: LDR003 torch generator dropped: MindSpore's own order; LDR003 shuffled in MindSpore's own order (%%ms_parity uses PyTorch's)
+            sampled = DataLoader(my_dataset, sampler=RandomSampler(my_dataset, replacement=True))
+        """,
+        edits={"FUN002", "IMP001", "LDR002", "LDR003", "LDR010"},
+        findings={"LDR003"},
+    )
+
+
+def test_dataloader_with_unpacked_keywords():
+    assert_ports(
+        """
+            import torch
+            from torch.utils.data import DataLoader
+            loader_kwargs = {"batch_size": 64, "shuffle": True}
+            train = DataLoader(train_ds, **loader_kwargs)
+            test_kwargs = dict(batch_size=1000, num_workers=1)
+            test = DataLoader(test_ds, **test_kwargs, pin_memory=True)
+            def make(ds, **options):
+                return DataLoader(ds, **options)
+        """,
+        f"""
+            import mindspore
+            from mindspore.dataset.dataloader import DataLoader
+            loader_kwargs = {{"batch_size": 64, "shuffle": True}}
+            train = DataLoader(train_ds, **loader_kwargs)  {SHUFFLED}
+            test_kwargs = dict(batch_size=1000, num_workers=1)
+            test = DataLoader(test_ds, **test_kwargs)
+            def make(ds, **options):
+                return DataLoader(ds, **options)  # msmagic: LDR005 unpacked DataLoader arguments not checked
+        """,
+        edits={"IMP001", "LDR002", "LDR003", "LDR004"},
+        findings={"LDR003", "LDR005"},
+    )
+
+
+def test_dataloader_worker_init_flagged():
     assert_ports(
         """
             from torch.utils.data import DataLoader
-            loader = DataLoader(my_dataset, batch_size=4, collate_fn=my_collate)
+            loader = DataLoader(my_dataset, batch_size=4, worker_init_fn=seed_worker)
         """,
         """
-            loader = my_dataset.batch(4)  # msmagic: LDR005 collate_fn= removed: combine rows with .batch(..., per_batch_map=fn, input_columns=[...]); LDR005 source must be a mindspore.dataset
+            from mindspore.dataset.dataloader import DataLoader
+            loader = DataLoader(my_dataset, batch_size=4)  # msmagic: LDR005 worker_init_fn removed (no worker processes)
         """,
         edits={"IMP001", "LDR002"},
         findings={"LDR005"},
     )
 
 
-def test_iterating_a_loader_unchanged():
+def test_iterating_a_loader_and_its_dataset_unchanged():
     assert_ports(
         """
             import torch
             from torch.utils.data import TensorDataset, DataLoader
             ds = TensorDataset(x, y)
             loader = DataLoader(ds, batch_size=4)
-            for xb, yb in loader:
+            for i, (xb, yb) in enumerate(loader):
                 total = xb.sum()
+            for batch in loader:
+                ids = batch["ids"]
+            first = next(iter(loader))
+            n = len(loader.dataset) + len(loader)
+            image, label = ds[0]
+            last = loader.dataset[-1]
+            head = ds[:3]
         """,
         """
             import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False)
-            loader = ds.batch(4)
-            for xb, yb in loader:
+            from mindspore.dataset.dataloader import TensorDataset, DataLoader
+            ds = TensorDataset(x, y)
+            loader = DataLoader(ds, batch_size=4)
+            for i, (xb, yb) in enumerate(loader):
                 total = xb.sum()
+            for batch in loader:
+                ids = batch["ids"]
+            first = next(iter(loader))
+            n = len(loader.dataset) + len(loader)
+            image, label = ds[0]
+            last = loader.dataset[-1]
+            head = ds[:3]
         """,
         edits={"IMP001", "LDR001", "LDR002"},
+    )
+
+
+def test_dataset_base_classes():
+    assert_ports(
+        """
+            import torch
+            import torch.utils.data as data
+            from torch.utils.data import Dataset, IterableDataset
+            class A(Dataset):
+                def __len__(self):
+                    return 3
+                def __getitem__(self, i):
+                    return torch.tensor(i)
+            class B(data.Dataset):
+                pass
+            class C(torch.utils.data.Dataset):
+                pass
+            class D(IterableDataset):
+                def __iter__(self):
+                    return iter(range(3))
+            merged = data.default_collate([A()[0], A()[1]])
+        """,
+        """
+            import mindspore
+            import mindspore.dataset.dataloader as data
+            from mindspore.dataset.dataloader import Dataset, IterableDataset
+            class A(Dataset):
+                def __len__(self):
+                    return 3
+                def __getitem__(self, i):
+                    return mindspore.Tensor(i)
+            class B(data.Dataset):
+                pass
+            class C(mindspore.dataset.dataloader.Dataset):
+                pass
+            class D(IterableDataset):
+                def __iter__(self):
+                    return iter(range(3))
+            merged = data.default_collate([A()[0], A()[1]])
+        """,
+        edits={"DAT001", "IMP001", "LDR008"},
     )
 
 

@@ -1,6 +1,6 @@
 """Functions (FUN, AXS, IDX, PAD, TBL, UTL, API001): torch.* and F.* calls move to mindspore.ops."""
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, dedent, edit_ids, port
 
 
 def test_same_signature_ops_move_to_ops():
@@ -915,7 +915,19 @@ def test_pad_sequence_written_out():
         """
             import mindspore
             seqs = [mindspore.ops.ones((3, 2)), mindspore.ops.zeros((2, 2))]
-            padded = (lambda seqs: mindspore.ops.stack([mindspore.ops.pad(s, (0, 0) * (s.ndim - 1) + (0, max(t.shape[0] for t in seqs) - s.shape[0]), value=-1.0) for s in seqs], axis=0))(seqs)
+
+            def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+                \"\"\"PyTorch's pad_sequence: the sequences padded along their first axis to the longest, stacked.\"\"\"
+                sequences = list(sequences)
+                longest = max(s.shape[0] for s in sequences)
+                padded = []
+                for s in sequences:
+                    extra = longest - s.shape[0]
+                    widths = (0, extra) if padding_side == "right" else (extra, 0)
+                    padded.append(mindspore.ops.pad(s, (0, 0) * (s.ndim - 1) + widths, value=padding_value))
+                return mindspore.ops.stack(padded, axis=0 if batch_first else 1)
+
+            padded = pad_sequence(seqs, batch_first=True, padding_value=-1.0)
         """,
         edits={"FUN009", "IMP001", "UTL003"},
     )
@@ -938,3 +950,31 @@ def test_parameters_to_vector_written_out():
         """,
         edits={"CEL004", "IMP001", "LAY001", "UTL003"},
     )
+
+
+def test_a_packed_sequence_runs_the_layer_with_seq_length():
+    result = port(dedent("""
+        import torch
+        import torch.nn as nn
+        class LSTM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 4, 2, bidirectional=True, batch_first=True)
+            def forward(self, embedded, length):
+                packed_embedded = nn.utils.rnn.pack_padded_sequence(
+                    embedded, length, batch_first=True, enforce_sorted=False
+                )
+                packed_output, (hidden, cell) = self.lstm(packed_embedded)
+                output, output_length = nn.utils.rnn.pad_packed_sequence(packed_output)
+                return hidden[-1]
+    """))
+    code = result.code
+    assert "        packed_embedded = pack_padded_sequence(\n            embedded, length, batch_first=True" in code
+    assert "        packed_output, (hidden, cell) = run_packed(self.lstm, packed_embedded)\n" in code
+    assert "        output, output_length = pad_packed_sequence(packed_output)\n" in code
+    # the three definitions come before the class, once each
+    for name in ("def pack_padded_sequence(", "def run_packed(", "def pad_packed_sequence("):
+        assert code.count(name) == 1 and code.index(name) < code.index("class LSTM(nn.Cell):")
+    assert "import torch" not in code and not result.unsupported
+    assert {"UTL009", "RNN001", "MOD001"} <= set(edit_ids(result))
+    assert port(code).code == code

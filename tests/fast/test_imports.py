@@ -122,7 +122,8 @@ def test_from_torch_utils_data_import():
         """,
         """
             import mindspore
-            ds = mindspore.dataset.NumpySlicesDataset((mindspore.ops.arange(4.0).asnumpy(),), shuffle=False)
+            from mindspore.dataset.dataloader import TensorDataset
+            ds = TensorDataset(mindspore.ops.arange(4.0))
         """,
         edits={"FUN001", "IMP001", "LDR001"},
     )

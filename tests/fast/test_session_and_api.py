@@ -165,10 +165,11 @@ def test_several_findings_on_one_line_share_one_comment():
     result = assert_ports(
         """
             from torch.utils.data import DataLoader
-            loader = DataLoader(my_dataset, batch_size=4, collate_fn=my_collate)
+            loader = DataLoader(my_dataset, batch_size=4, worker_init_fn=seed_worker, **more)
         """,
         """
-            loader = my_dataset.batch(4)  # msmagic: LDR005 collate_fn= removed: combine rows with .batch(..., per_batch_map=fn, input_columns=[...]); LDR005 source must be a mindspore.dataset
+            from mindspore.dataset.dataloader import DataLoader
+            loader = DataLoader(my_dataset, batch_size=4, **more)  # msmagic: LDR005 worker_init_fn removed (no worker processes); LDR005 unpacked DataLoader arguments not checked
         """,
         edits={"IMP001", "LDR002"},
         findings={"LDR005"},

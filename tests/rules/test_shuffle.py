@@ -1,6 +1,8 @@
-"""Shuffled loaders under parity (LDR003): the MindSpore side iterates in the order the
-PyTorch loader drew, epoch by epoch, so a shuffled training loop compares step by step;
-plain MindSpore runs still shuffle, in MindSpore's own order."""
+"""Shuffled loaders under parity (LDR003, LDR009, LDR010): the MindSpore side iterates in
+the order the PyTorch loader drew, epoch by epoch (a RandomSampler's permutation or a
+SubsetRandomSampler's indices), and a random_split holds PyTorch's rows, so a shuffled
+training loop compares step by step; plain MindSpore runs still shuffle, in MindSpore's
+own order."""
 
 import mindspore as ms
 import numpy as np
@@ -51,7 +53,7 @@ def test_shuffled_two_epoch_training_loop_matches_under_parity():
         ds = TensorDataset(x, y)
         train_loader = DataLoader(ds, batch_size=6, shuffle=True)
     """, TRAIN)
-    assert "train_loader = ds.shuffle(len(ds)).batch(6)  # msmagic: LDR003" in run.port.code
+    assert "train_loader = DataLoader(ds, batch_size=6, shuffle=True)  # msmagic: LDR003" in run.port.code
     assert "LDR003" in findings(run)
     assert run.agree("losses", "seen", "model.weight", "model.bias"), run.explain()
     # PyTorch really shuffled, differently each epoch, and the batches are the same rows
@@ -98,13 +100,20 @@ def test_parity_report_says_pytorchs_order_was_used_across_cells():
 
 
 @pytest.mark.parametrize("body, ported", [
-    # built in the call: the source shuffles itself
+    # built in the call
     ("train_loader = DataLoader(TensorDataset(x, y), batch_size=6, shuffle=True)",
-     "NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=True).batch(6)"),
-    # a second loader over a dataset: read through GeneratorDataset
+     "train_loader = DataLoader(TensorDataset(x, y), batch_size=6, shuffle=True)"),
+    # a second loader over a dataset, drop_last
     ("ds = TensorDataset(x, y)\nfull = DataLoader(ds, batch_size=22)\n"
      "train_loader = DataLoader(ds, batch_size=6, shuffle=True, drop_last=True)",
-     "GeneratorDataset(ds, ds.get_col_names(), shuffle=True).batch(6, drop_remainder=True)"),
+     "train_loader = DataLoader(ds, batch_size=6, shuffle=True, drop_last=True)"),
+    # keywords from a dict
+    ("opts = {'batch_size': 6, 'shuffle': True}\ntrain_loader = DataLoader(TensorDataset(x, y), **opts)",
+     "train_loader = DataLoader(TensorDataset(x, y), **opts)  # msmagic: LDR003"),
+    # an explicit RandomSampler, over a list of examples
+    ("rows = [(x[i], y[i]) for i in range(len(y))]\n"
+     "train_loader = DataLoader(rows, batch_size=6, sampler=torch.utils.data.RandomSampler(rows))",
+     "sampler=mindspore.dataset.dataloader.RandomSampler(rows)"),
 ])
 def test_every_shuffled_form_follows_pytorchs_order(body, ported):
     run = _run(body + "\n", TRAIN)
@@ -147,10 +156,10 @@ def test_a_plain_mindspore_run_shuffles_in_its_own_order():
     assert isinstance(next(iter(ns["train_loader"]))[0], ms.Tensor)
 
 
-def test_with_a_seed_set_mindspore_repeats_its_order_every_epoch():
-    """What LDR003's finding warns about: MindSpore seeds each new iteration of a
-    dataset from the global seed, so after mindspore.set_seed every epoch of a plain
-    run sees the same order (PyTorch draws a new one)."""
+def test_a_plain_run_draws_another_order_on_every_run_even_after_a_seed():
+    """What LDR003's finding warns about: MindSpore's DataLoader seeds its shuffling from
+    the operating system, so mindspore.set_seed (the port of torch.manual_seed) does not
+    make the order repeat from one run to the next."""
     port = msmagic.port(src("""
         import torch
         from torch.utils.data import TensorDataset, DataLoader
@@ -159,13 +168,15 @@ def test_with_a_seed_set_mindspore_repeats_its_order_every_epoch():
         train_loader = DataLoader(TensorDataset(y), batch_size=30, shuffle=True)
     """))
     assert "mindspore.set_seed(0)" in port.code
-    ns = {}
+    runs = []
     try:
-        exec(port.code, ns)
-        epochs = [next(iter(ns["train_loader"]))[0].asnumpy().tolist() for _ in range(2)]
+        for _ in range(2):
+            ns = {}
+            exec(port.code, ns)
+            runs.append(next(iter(ns["train_loader"]))[0].asnumpy().tolist())
     finally:
         ms.set_seed(np.random.randint(1 << 30))
-    assert epochs[0] == epochs[1] != list(range(30))
+    assert runs[0] != runs[1] and sorted(runs[0]) == sorted(runs[1]) == list(range(30))
 
 
 def test_without_sync_the_orders_differ():
@@ -205,7 +216,8 @@ def _parity_against(code):
 
 def test_explicit_mindspore_code_follows_pytorchs_order_too():
     report = _parity_against(_against(
-        "loader = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=False).batch(22)",
+        "loader = mindspore.dataset.dataloader.DataLoader(mindspore.dataset.dataloader.TensorDataset(x, y), "
+        "batch_size=22)",
         "order = next(iter(loader))[1]"))
     assert report.ok, report.rows
     assert "loader: PyTorch's shuffle order used (1 epoch)" in report.synchronised
@@ -215,7 +227,8 @@ def test_a_loader_mindspore_iterates_more_often_is_noted():
     """MindSpore code that iterates twice where PyTorch iterated once: the second epoch
     has no PyTorch order, which the report says."""
     report = _parity_against(_against(
-        "loader = mindspore.dataset.NumpySlicesDataset((x.asnumpy(), y.asnumpy()), shuffle=True).batch(22)",
+        "loader = mindspore.dataset.dataloader.DataLoader(mindspore.dataset.dataloader.TensorDataset(x, y), "
+        "batch_size=22, shuffle=True)",
         "order = next(iter(loader))[1]; order = next(iter(loader))[1]"))
     reason = next(s for s in report.synchronised if s.startswith("loader:"))
     assert reason == ("loader: PyTorch's shuffle order used (1 epoch); 1 more MindSpore epoch had no "
@@ -223,13 +236,13 @@ def test_a_loader_mindspore_iterates_more_often_is_noted():
 
 
 def test_a_loader_parity_cannot_follow_is_noted():
-    """MindSpore code whose loader reads a generator (no random access): the order
-    cannot be imposed, the report's notes say so."""
+    """MindSpore code whose loader is a dataset pipeline (no sampler to replace): the
+    order cannot be imposed, the report's notes say so."""
     report = _parity_against(_against(
         "loader = mindspore.dataset.GeneratorDataset(lambda: iter([(1,)]), ['a']).batch(22)",
         "order = 1"))
-    assert any(n.startswith("`loader`: the MindSpore loader is not built from a randomly accessible "
-                            "dataset") for n in report.notes), report.notes
+    assert any(n.startswith("`loader`: the MindSpore loader is not a MindSpore DataLoader that batches")
+               for n in report.notes), report.notes
 
 
 def test_a_shuffled_loader_a_function_returns_follows_pytorchs_order():
@@ -242,7 +255,39 @@ def test_a_shuffled_loader_a_function_returns_follows_pytorchs_order():
     """, TRAIN, """
         alias_order = [yb.tolist() for xb, yb in alias]
     """)
-    assert "return mindspore.dataset.GeneratorDataset(data, data.get_col_names(), shuffle=True).batch(size)" \
-        in run.port.code
+    assert "return DataLoader(data, batch_size=size, shuffle=True)  # msmagic: LDR003" in run.port.code
     assert run.agree("losses", "seen", "alias_order", "model.weight", "model.bias"), run.explain()
     assert run.sync_reasons["train_loader"] == "PyTorch's shuffle order used (3 epochs)"
+
+
+def test_a_shuffled_loader_a_function_builds_and_iterates_follows_pytorchs_order():
+    """uvadlc_t3's train_model: the loader is built and iterated inside the function,
+    never bound to a name of the cell; the MindSpore loader built in its place follows
+    the PyTorch one, call after call."""
+    run = _run("""
+        from torch.utils.data import random_split
+        train_set, val_set = random_split(TensorDataset(x, y), [18, 4])
+        def train_model(net, epochs=2, batch_size=5):
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+            loss_module = nn.CrossEntropyLoss()
+            train_loader_local = torch.utils.data.DataLoader(train_set, batch_size=batch_size, shuffle=True,
+                                                             drop_last=True, pin_memory=True)
+            seen = []
+            for epoch in range(epochs):
+                for imgs, labels in train_loader_local:
+                    optimizer.zero_grad()
+                    loss = loss_module(net(imgs), labels)
+                    loss.backward()
+                    optimizer.step()
+                    seen.append(labels.tolist())
+            return seen
+        results = []
+        for k in range(2):
+            net = nn.Linear(3, 2)
+            results.append(train_model(net))
+        weight = net.weight
+    """)
+    assert run.agree("results", "weight"), run.explain()
+    assert run.sync_reasons["train_set"] == "PyTorch's split used (the indices of its Subsets)"
+    reason = run.sync_reasons["a DataLoader built while the cell ran"]
+    assert reason == "PyTorch's shuffle order used (2 epochs)", run.sync_reasons
