@@ -159,7 +159,9 @@ class KindScope:
         self.classes: list[ClassInfo] = []
         #: (scope, FunctionFacts or None) of each function being visited, innermost last
         self.function_scopes: list[tuple[dict, Optional[FunctionFacts]]] = []
-        self._kind_cache: dict[int, Optional[Kind]] = {}
+        #: id(node) -> (node, kind); the node is kept so that its id is not reused by a
+        #: node a rule builds later (whose kind would then be looked up wrongly)
+        self._kind_cache: dict[int, tuple] = {}
 
     # ------------------------------------------------------------ names
     def resolve(self, node) -> Optional[str]:
@@ -228,12 +230,11 @@ class KindScope:
     # ------------------------------------------------------------ kinds
     def kind_of(self, node) -> Optional[Kind]:
         """What an (original) expression is: a Kind, or None when unknown."""
-        key = id(node)
-        cache = self._kind_cache
-        if key in cache:
-            return cache[key]
+        hit = self._kind_cache.get(id(node))
+        if hit is not None and hit[0] is node:
+            return hit[1]
         kind = self._kind_of(node)
-        cache[key] = kind
+        self._kind_cache[id(node)] = (node, kind)
         return kind
 
     def _kind_of(self, node) -> Optional[Kind]:  # noqa: C901 - one case per node type
