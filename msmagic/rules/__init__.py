@@ -58,7 +58,7 @@ ORDER = (
     # init
     "INI001", "INI002", "INI003", "INI004", "INI005", "INI006",
     # layers
-    "LAY001", "LAY002", "LAY003", "LAY004", "LAY005", "LAY006",
+    "LAY001", "LAY002", "LAY003", "LAY004", "LAY005", "LAY006", "LAY007",
     # more_layers
     "LYR001", "LYR002", "LYR003", "LYR004", "LYR005", "LYR006", "LYR007", "LYR008", "LYR009", "LYR010",
     # nograd
