@@ -287,12 +287,20 @@ class Synchroniser:
         if "random" in step.tags and not replayed:
             # an in-place random initialisation (nn.init.normal_) of a module copied before:
             # the draws differ on each side, so PyTorch's values are copied again
+            in_place = any(t.startswith("random:Tensor.") and t.endswith("_") for t in step.tags)
             for n in sorted(step.names - set(step.bound)):
                 if n in self.modules and n in tns and n in mns and self.modules[n] == id(tns[n]):
                     sync_module(tns[n], mns[n], self.params)
                     self.copied_versions[n] = tensor_versions(tns[n])
                     run.sync_reasons[n] = ("parameters and buffers copied as initialised, and again "
                                            "after an in-place random initialisation")
+                elif in_place and n in tns and n in mns and is_tensor_like(tns[n]) and is_tensor_like(mns[n]):
+                    # a tensor filled in place with random values (x.normal_()): PyTorch's
+                    # draws are copied, as for a tensor a random statement binds
+                    mns[n] = to_mindspore(tns[n])
+                    self.values[n] = step.index
+                    run.synchronised.append(n)
+                    run.sync_reasons[n] = "random values copied (filled in place)"
         for n in step.bound:
             if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
                 link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,

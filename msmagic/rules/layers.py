@@ -604,7 +604,7 @@ LAYER_ATTRIBUTES = "LAY007"
 
 register(
     LAYER_ATTRIBUTES,
-    "Layer attributes MindSpore names differently are renamed, missing ones flagged",
+    "Layer attributes MindSpore stores under another name are renamed",
     group=GROUP,
     why="""
         Code reads a layer's settings back: ``fc.out_features`` to size the next layer,
@@ -613,19 +613,15 @@ register(
         the same value: Dense's ``in_channels``/``out_channels`` (rule LAY001), BiDense's
         ``in1_channels``/``in2_channels``/``out_channels``, the convolutions' ``group``,
         LayerNorm's ``epsilon``, GroupNorm's ``gamma``/``beta`` parameters, PReLU's ``w``,
-        LeakyReLU's ``alpha``, Softmin's and Unflatten's ``axis``. Those reads are renamed.
-        Others have no counterpart or another value, and reading them would raise
-        AttributeError or give another value, so they are flagged: the 1-D convolutions and
-        pools store ``(1, k)`` for ``kernel_size``/``stride`` (they are 2-D layers inside),
-        convolutions store padding per side and have no ``padding_mode``, pools keep no
-        ``padding``/``ceil_mode``/``dilation``, BatchNorm has no ``affine`` or
-        ``track_running_stats``, the Dropout2d family stores ``keep_prob`` rather than
-        ``p``, activations have no ``inplace``, Softmax no ``dim``... When the port cannot
-        tell what the receiver is (a function's parameter, a loop over a ModuleList),
-        ``x.in_features``/``x.out_features`` and Embedding's ``num_embeddings``/
-        ``embedding_dim`` become a choice made when the code runs:
-        ``(x.out_channels if isinstance(x, nn.Dense) else x.out_features)``, right for a
-        ported layer and for any other object with such an attribute (a custom layer).
+        LeakyReLU's ``alpha``, Softmin's and Unflatten's ``axis``; BatchNorm3d keeps
+        ``eps`` and ``num_features`` on the BatchNorm2d inside it (``bn.bn2d.eps``). Those
+        reads (and writes) are renamed. When the port cannot tell what the receiver is (a
+        function's parameter, a loop over a ModuleList), ``x.in_features``/
+        ``x.out_features`` and Embedding's ``num_embeddings``/``embedding_dim`` become a
+        choice made when the code runs: ``(x.out_channels if isinstance(x, nn.Dense) else
+        x.out_features)``, right for a ported layer and for any other object with such an
+        attribute (a custom layer); a write to such an attribute is flagged. Attributes
+        with no counterpart are rule LAY008's.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference=MAPPING,
@@ -643,6 +639,44 @@ register(
         layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
         sizes = [layer.out_features for layer in layers]
         settings = (fc.out_features, conv.groups, ln.eps)
+    """,
+)
+
+LAYER_ATTRIBUTES_MISSING = "LAY008"
+
+register(
+    LAYER_ATTRIBUTES_MISSING,
+    "Layer attributes MindSpore does not store are flagged",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        Some settings of a PyTorch layer have no attribute with the same value on the
+        MindSpore Cell the port builds, so reading them raises AttributeError or gives
+        another value, and assigning them changes nothing: the 1-D convolutions and pools
+        store ``(1, k)`` for ``kernel_size``/``stride``/``dilation`` (they are 2-D layers
+        inside), convolutions store their padding per side and have no ``padding_mode``,
+        pools keep ``padding``/``ceil_mode``/``dilation``/``output_size`` only inside
+        their operator, BatchNorm has no ``affine`` or ``track_running_stats`` and hands
+        ``1 - momentum`` to its operator when built (assigning ``bn.momentum`` later has
+        no effect), the Dropout2d family stores ``keep_prob`` rather than ``p``, layers
+        have no ``inplace``, Softmax/ELU/Hardshrink keep ``dim``/``alpha``/``lambd`` only
+        inside their operator, Embedding lacks ``max_norm``/``sparse``, the recurrent
+        layers lack ``mode``/``nonlinearity``/``proj_size`` and ConvTranspose1d's weight
+        is (in, out, 1, k). Each such read or write is flagged with what MindSpore has.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=MAPPING,
+    installed_note="""
+        Checked on 2.10 by ``scripts/layer_attributes.py``; assigning ``momentum`` on a
+        built BatchNorm1d left the running-mean update unchanged.
+    """,
+    example="""
+        import torch.nn as nn
+
+        conv = nn.Conv1d(4, 6, 3)
+        k = conv.kernel_size
+        drop = nn.Dropout2d(0.3)
+        rate = drop.p
     """,
 )
 
@@ -720,7 +754,7 @@ _lack(("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"), {
 
 def _lacking(layer: str, attr: str, reason: str):
     def handler(site):
-        site.finding(LAYER_ATTRIBUTES, f"{reason}; the attribute reads differently or raises AttributeError "
+        site.finding(LAYER_ATTRIBUTES_MISSING, f"{reason}; the attribute reads differently or raises AttributeError "
                      "in MindSpore", api=f"torch.nn.{layer}.{attr}",
                      comment=f"{layer}.{attr} has no MindSpore counterpart")
 
@@ -740,11 +774,16 @@ def _inside_bn2d(site):
     return new
 
 
+# what the weights of these layers are, for the methods called on them (``fc.weight.std()``)
+for _layer in ("Linear", "Bilinear", "Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d"):
+    for _attr in ("weight", "bias"):
+        member(_attr, LAYER_ATTRIBUTES, receiver=f"module:torch.nn.{_layer}", returns="tensor")
 for _attr in ("eps", "num_features"):
     member(_attr, LAYER_ATTRIBUTES, receiver="module:torch.nn.BatchNorm3d", handler=_inside_bn2d)
 for _layer, _attrs in _LACKING.items():
     for _attr, _why in _attrs.items():
-        member(_attr, LAYER_ATTRIBUTES, receiver=f"module:torch.nn.{_layer}", handler=_lacking(_layer, _attr, _why))
+        member(_attr, LAYER_ATTRIBUTES_MISSING, receiver=f"module:torch.nn.{_layer}",
+               handler=_lacking(_layer, _attr, _why))
 
 
 def _store(site) -> bool:

@@ -921,10 +921,10 @@ def test_layer_attributes_renamed_or_flagged_by_layer_kind():
             ln = nn.LayerNorm((6,), epsilon=1e-6)
             g = conv.group
             e = ln.epsilon
-            mode = conv.padding_mode  # msmagic: LAY007 Conv2d.padding_mode has no MindSpore counterpart
+            mode = conv.padding_mode  # msmagic: LAY008 Conv2d.padding_mode has no MindSpore counterpart
         """,
         edits={"IMP001", "LAY002", "NRM001", "LAY007"},
-        findings={"LAY007"},
+        findings={"LAY008"},
     )
 
 

@@ -462,3 +462,100 @@ def test_masked_fill_kept():
         """,
         edits={"FUN001", "IMP001"},
     )
+
+
+def test_new_with_sizes_in_a_method_and_its_zero():
+    assert_ports(
+        """
+            import torch.nn as nn
+            class Net(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.n_layers, self.n_hidden = 2, 5
+                def init_hidden(self, batch_size):
+                    weight = next(self.parameters()).data
+                    return (weight.new(self.n_layers, batch_size, self.n_hidden).zero_(),
+                            weight.new(self.n_layers, batch_size, self.n_hidden).zero_())
+            def blank(t):
+                return t.new_zeros(2, 3), t.new_ones(4, dtype=t.dtype), t.new_empty(1, 2), t.new()
+        """,
+        """
+            import mindspore.nn as nn
+            class Net(nn.Cell):
+                def __init__(self):
+                    super().__init__()
+                    self.n_layers, self.n_hidden = 2, 5
+                    self.set_train()
+                def init_hidden(self, batch_size):
+                    weight = next(self.get_parameters()).data
+                    return (weight.new_zeros((self.n_layers, batch_size, self.n_hidden)),
+                            weight.new_zeros((self.n_layers, batch_size, self.n_hidden)))
+            def blank(t):
+                return t.new_zeros((2, 3)), t.new_ones(4, dtype=t.dtype), t.new_zeros((1, 2)), t.new_zeros((0,))
+        """,
+        edits={"IMP001", "CEL001", "MOD001", "CEL004", "TNS007", "TNS004"},
+    )
+
+
+def test_new_full_and_new_with_data():
+    assert_ports(
+        """
+            import torch
+            w = torch.ones(2)
+            f = w.new_full((2, 2), 7, device="cpu")
+            d = w.new([1, 2, 3])
+        """,
+        """
+            import mindspore
+            w = mindspore.ops.ones(2)
+            f = mindspore.ops.full((2, 2), 7, dtype=w.dtype)
+            d = mindspore.Tensor([1, 2, 3], dtype=w.dtype)
+        """,
+        edits={"IMP001", "FUN009", "TNS007", "DEV003"},
+    )
+
+
+def test_fills_become_copies_of_filled_tensors():
+    assert_ports(
+        """
+            import torch
+            def init(model):
+                model.fc1.bias.data.fill_(0)
+                model.fc1.weight.data.normal_(std=0.01)
+                model.fc2.weight.data.uniform_(-0.1, 0.1)
+                model.fc2.bias.data.normal_(mean=-1.0, std=2)
+            e = torch.empty(3, 4).normal_(0, 0.02)
+            f = torch.empty(3).fill_(1)
+        """,
+        """
+            import mindspore
+            def init(model):
+                model.fc1.bias.data.copy_(mindspore.ops.full_like(model.fc1.bias.data, 0))
+                model.fc1.weight.data.copy_(mindspore.ops.randn_like(model.fc1.weight.data) * 0.01)
+                model.fc2.weight.data.copy_(mindspore.ops.rand_like(model.fc2.weight.data) * 0.2 - 0.1)
+                model.fc2.bias.data.copy_(mindspore.ops.randn_like(model.fc2.bias.data) * 2 - 1.0)
+            e = mindspore.ops.randn_like(mindspore.ops.zeros((3, 4))) * 0.02
+            f = mindspore.ops.full_like(mindspore.ops.zeros(3), 1)
+        """,
+        edits={"IMP001", "FUN009", "TNS008"},
+    )
+
+
+def test_resize_becomes_reshape():
+    assert_ports(
+        """
+            import torch
+            images = torch.ones(64, 1, 28, 28)
+            images.resize_(64, 1, 784)
+            images = images.resize_(images.size()[0], 784)
+            flat = images.resize_(64, 784)
+        """,
+        """
+            import mindspore
+            images = mindspore.ops.ones((64, 1, 28, 28))
+            images = images.reshape(64, 1, 784)
+            images = images.reshape(images.shape[0], 784)
+            flat = (images := images.reshape(64, 784))
+        """,
+        edits={"IMP001", "FUN009", "TNS009", "DAT006"},
+    )

@@ -391,8 +391,8 @@ def test_layer_attributes_without_counterpart_are_flagged():
     )
     r = msmagic.port(src)
     found = {(f.api, f.rule_id) for f in r.unsupported}
-    assert {("torch.nn.Conv2d.padding_mode", "LAY007"), ("torch.nn.Dropout2d.p", "LAY007"),
-            ("torch.nn.BatchNorm2d.momentum", "LAY007"), ("torch.nn.MaxPool1d.kernel_size", "LAY007"),
+    assert {("torch.nn.Conv2d.padding_mode", "LAY008"), ("torch.nn.Dropout2d.p", "LAY008"),
+            ("torch.nn.BatchNorm2d.momentum", "LAY008"), ("torch.nn.MaxPool1d.kernel_size", "LAY008"),
             (".out_features", "LAY007")} <= found, found
     assert "layer.out_features = 3  # msmagic: LAY007" in r.code
     ast.parse(r.code)
