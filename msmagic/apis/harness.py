@@ -247,12 +247,17 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
     patterns: dict[tuple, dict] = {}
     counts = {"ok": 0, "raises": 0, "differs": 0, "skip": 0, "flagged": 0}
     first_error = ""
-    zero_dim = ""
+    zero_dim = empty = ""
     per_dtype: dict = {}
     for snip, status, detail in outcomes:
         if snip.zero_dim and status in ("differs", "raises"):
             # 0-d inputs are rare in notebooks: recorded apart, not held against the entry
             zero_dim = zero_dim or f"{status}: {detail}"
+            continue
+        if getattr(snip, "empty", False) and status in ("differs", "raises"):
+            # so are inputs with no elements (MindSpore 2.10's matmul kernels return
+            # uninitialised memory for an empty inner dimension): recorded apart too
+            empty = empty or f"{status}: {detail}"
             continue
         counts[status] = counts.get(status, 0) + 1
         if status in ("skip",):
@@ -312,6 +317,8 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
         rec["failing_patterns"] = failing[:6]
     if zero_dim:
         rec["zero_dim"] = zero_dim[:200]
+    if empty:
+        rec["empty"] = empty[:200]
     if first_error and status != "verified":
         rec["error"] = first_error[:240]
     return rec
@@ -785,7 +792,7 @@ def main(argv=None) -> int:
             for k, r in records.items():
                 print(k, r["status"], r["source"], r.get("samples"), json.dumps(r.get("dtypes")),
                       [(p["positional"], p["keywords"]) for p in r.get("patterns", [])],
-                      r.get("zero_dim", ""), r.get("error", "")[:200])
+                      r.get("zero_dim", ""), r.get("empty", ""), r.get("error", "")[:200])
             if args.write:
                 write_subset(records, args.only)
             return 0

@@ -304,3 +304,59 @@ case("Tensor.resize_", """
     images.resize_(4, 1, 6)
     flat = images.resize_(images.shape[0], 6)
 """)
+
+# Tensor methods with the keyword spellings real code uses (udacity: ps.topk(1, dim=1);
+# uvadlc: qkv.chunk(3, dim=-1)), and the named tuples of max/topk/sort read by field on
+# receivers of unknown kind (bentrevett: [conv.max(dim=-1).values for conv in conved])
+case("Tensor.topk", """
+    import torch
+    ps = torch.tensor([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3]])
+    top_p, top_class = ps.topk(1, dim=1)
+    low = ps.topk(2, dim=0, largest=False, sorted=True)
+""")
+case("Tensor.chunk", """
+    import torch
+    qkv = torch.arange(24.0).reshape(2, 12)
+    q, k, v = qkv.chunk(3, dim=-1)
+""")
+case("object.values", """
+    import torch
+    def pooled(conved):
+        return [conv.max(dim=-1).values for conv in conved]
+    out = pooled([torch.tensor([[1., 5., 3.], [4., 2., 6.]]), torch.tensor([[0., -1.]])])
+    top = torch.tensor([[0.1, 0.7, 0.2]]).topk(2, dim=1).values
+""")
+case("object.indices", """
+    import torch
+    def best(x):
+        return x.max(dim=1, keepdim=True).indices, x.sort(descending=True).indices
+    i, order = best(torch.tensor([[1., 5., 3.], [4., 2., 6.]]))
+""")
+case("Tensor.type", """
+    import torch
+    def mean_of(equals):
+        return torch.mean(equals.type(torch.FloatTensor))
+    accuracy = mean_of(torch.tensor([1, 2, 3]) == torch.tensor([1, 0, 3]))
+""")
+case("Tensor.transpose", """
+    import torch
+    def logits(q, k):
+        return torch.matmul(q, k.transpose(-2, -1))
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    out = logits(x, x)
+""")
+case("torch.dot", """
+    import torch
+    a = torch.tensor([1.0, 2.0, 3.0])
+    b = torch.tensor([4.0, -5.0, 6.0])
+    d = torch.dot(a, b)
+    e = a.dot(b)
+    i = torch.dot(torch.tensor([1, 2]), torch.tensor([3, 4]))
+""")
+case("torch.mm", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    w = torch.arange(12.0).reshape(3, 4) / 10
+    y = torch.mm(x, w)
+    z = x.mm(w)
+""")

@@ -33,13 +33,15 @@ register(
         tensor or a module (it was created by a PyTorch call, is a ``forward`` argument,
         a layer attribute...) or when the method name and call shape cannot belong to
         anything else. Otherwise the call is left unchanged and flagged: porting it on a
-        guess could change a NumPy array or a user object.
+        guess could change a NumPy array or a user object (``a.std()`` is the population
+        deviation in NumPy, the sample deviation in PyTorch). A call the port would keep as
+        written anyway is right for any receiver and is not flagged.
     """,
     seed="seeds/004 Network Basic Unit: Cell",
     example="""
         import torch
-        def last_dim(t):
-            return t.transpose(0, 1)
+        def spread(t):
+            return t.std()
     """,
 )
 

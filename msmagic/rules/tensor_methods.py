@@ -352,7 +352,10 @@ def _type(site):
     return _kept(TYPE)(site)
 
 
-method("type", TYPE, receiver=TENSOR, unambiguous=False, sig=("dtype", "non_blocking"), handler=_type)
+# a receiver of unknown kind (``equals.type(torch.FloatTensor)`` in a function) is
+# handled as a tensor: a dtype argument is kept as written (right for any receiver), the
+# forms whose result differs are flagged either way
+method("type", TYPE, receiver=TENSOR, unambiguous=True, sig=("dtype", "non_blocking"), handler=_type)
 
 
 # ----------------------------------------------------------------------------- no counterpart

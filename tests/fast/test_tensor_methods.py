@@ -559,3 +559,73 @@ def test_resize_becomes_reshape():
         """,
         edits={"IMP001", "FUN009", "TNS009", "DAT006"},
     )
+
+
+def test_methods_on_receivers_of_unknown_kind():
+    # functions that receive their tensors as parameters (bentrevett, udacity, uvadlc):
+    # named-tuple fields, .type(torch.FloatTensor), two-axis transpose, methods the table
+    # keeps as written, and topk (a name only tensors have) are ported or kept, unflagged
+    assert_ports(
+        """
+            import torch
+            def predict(conved, ps, labels, q, k):
+                pooled = [conv.max(dim=-1).values for conv in conved]
+                top_p, top_class = ps.topk(1, dim=1)
+                best = ps.topk(2, dim=1).indices
+                equals = top_class == labels.view(*top_class.shape)
+                accuracy = torch.mean(equals.type(torch.FloatTensor))
+                logits = torch.matmul(q, k.transpose(-2, -1))
+                same = labels.eq(top_class.view_as(labels)).all()
+                return pooled, best, accuracy, logits, same
+        """,
+        """
+            import mindspore
+            def predict(conved, ps, labels, q, k):
+                pooled = [conv.max(dim=-1)[0] for conv in conved]
+                top_p, top_class = (lambda r0, r1: (r0, r1.astype(mindspore.int64)))(*ps.topk(1, dim=1))  # msmagic: API006 Tensor.topk: some dtypes differ
+                best = (lambda r0, r1: (r0, r1.astype(mindspore.int64)))(*ps.topk(2, dim=1))[1]  # msmagic: API006 Tensor.topk: some dtypes differ
+                equals = top_class == labels.view(*top_class.shape)
+                accuracy = mindspore.ops.mean(equals.type(mindspore.float32))
+                logits = mindspore.ops.matmul(q, k.swapaxes(-2, -1))
+                same = labels.eq(top_class.view_as(labels)).all()
+                return pooled, best, accuracy, logits, same
+        """,
+        edits={"IMP001", "FUN004", "API004", "DAT007", "FUN003", "TNS005", "FUN001", "AXS001", "API002"},
+        findings={"API006"},
+    )
+
+
+def test_pandas_like_max_values_is_flagged_not_ported():
+    assert_ports(
+        """
+            import torch
+            def peak(frame):
+                return frame.max(1).values
+        """,
+        """
+            import mindspore
+            def peak(frame):
+                return frame.max(1).values  # msmagic: FUN004 .values may need [0]
+        """,
+        findings={"FUN004"},
+    )
+
+
+def test_dot_mm_and_tanh():
+    assert_ports(
+        """
+            import torch
+            a = torch.ones(3)
+            d = torch.dot(a, a) + a.dot(a)
+            m = torch.mm(a.view(1, 3), a.view(3, 1))
+            t = torch.tanh(a * 2) + a.tanh()
+        """,
+        """
+            import mindspore
+            a = mindspore.ops.ones(3)
+            d = mindspore.ops.inner(a, a) + mindspore.ops.inner(a, a)
+            m = mindspore.ops.mm(a.view(1, 3), a.view(3, 1))
+            t = (2 * mindspore.ops.sigmoid(2 * (a * 2)) - 1) + (2 * mindspore.ops.sigmoid(2 * a) - 1)
+        """,
+        edits={"IMP001", "FUN009", "API001", "API002", "FUN018"},
+    )

@@ -315,3 +315,55 @@ def test_resize_of_an_attribute_is_flagged():
         box.x = torch.ones(2, 3)
         box.x.resize_(3, 2)
     """), "API003", "Tensor.resize_: in-place update not ported")
+
+
+def test_methods_on_receivers_of_unknown_kind_compute_the_same():
+    # bentrevett CNN: [conv.max(dim=-1).values for conv in conved]; udacity part 5:
+    # equals.type(torch.FloatTensor) and ps.topk(1, dim=1); uvadlc: k.transpose(-2, -1);
+    # udacity sentiment RNN: labels.eq(pred.view_as(labels)): all inside functions
+    run = check(src("""
+        import torch
+
+        def pooled(conved):
+            return [conv.max(dim=-1).values for conv in conved]
+
+        def accuracy(ps, labels):
+            top_p, top_class = ps.topk(1, dim=1)
+            equals = top_class == labels.view(*top_class.shape)
+            return torch.mean(equals.type(torch.FloatTensor)), ps.topk(2, dim=1).indices
+
+        def attention(q, k):
+            return torch.softmax(torch.matmul(q, k.transpose(-2, -1)), dim=-1)
+
+        def correct(ps, labels):
+            return labels.eq(ps.argmax(1).view_as(labels)).all(), ps.max(dim=1, keepdim=True).indices
+
+        conved = [torch.tensor([[1., 5., 3.], [4., 2., 6.]]), torch.tensor([[0., -1.]])]
+        ps = torch.tensor([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3], [0.3, 0.3, 0.4]])
+        labels = torch.tensor([1, 2, 2])
+        q = torch.arange(24.0).reshape(2, 3, 4) / 10
+        p = pooled(conved)
+        acc, best = accuracy(ps, labels)
+        att = attention(q, q)
+        same, where = correct(ps, labels)
+    """), "p", "acc", "best", "att", "same", "where")
+    code = run.port.code
+    assert "conv.max(dim=-1)[0]" in code and "k.swapaxes(-2, -1)" in code
+    assert {f.rule_id for f in run.port.unsupported} <= {"API006"}, run.port.unsupported
+
+
+def test_dot_and_mm_compute_the_same():
+    run = check(src("""
+        import torch
+        a = torch.tensor([1.0, 2.0, 3.0])
+        b = torch.tensor([4.0, -5.0, 6.0])
+        d = torch.dot(a, b)
+        e = a.dot(b)
+        i = torch.dot(torch.tensor([1, 2]), torch.tensor([3, 4]))
+        x = torch.arange(6.0).reshape(2, 3)
+        w = torch.arange(12.0).reshape(3, 4) / 10
+        y = torch.mm(x, w)
+        z = x.mm(w)
+    """), "d", "e", "i", "y", "z")
+    assert "mindspore.ops.inner(a, b)" in run.port.code and "mindspore.ops.mm(x, w)" in run.port.code
+    assert run.row("i").ms_dtype == "Int64"
