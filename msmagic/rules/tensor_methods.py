@@ -293,6 +293,11 @@ _FRESH_FACTORIES = frozenset({f"torch.{n}" for n in (
     "FloatTensor", "LongTensor", "DoubleTensor", "IntTensor")})
 
 
+#: factories whose result is float32 unless given a dtype (randn_like draws float32)
+_FLOAT32_FACTORIES = frozenset({f"torch.{n}" for n in (
+    "empty", "zeros", "ones", "rand", "randn", "Tensor", "FloatTensor")})
+
+
 def _fresh(site) -> bool:
     """Is the receiver a tensor just built (``w.new(...)``, ``torch.empty(...)``), so
     that filling it in place and using a filled copy are the same?"""
@@ -614,10 +619,10 @@ def _fill(name: str):
         recv = site.receiver
         if _fresh(site):
             fresh_float32 = name != "normal_" or (
-                site.resolve(site.receiver_original.func) in _FRESH_FACTORIES
+                site.resolve(site.receiver_original.func) in _FLOAT32_FACTORIES
                 and not any(a.keyword is not None and a.keyword.value == "dtype" for a in site.receiver_original.args))
             if not fresh_float32:
-                site.finding(FILL, "normal_() of a new tensor of another dtype than float32: MindSpore's randn_like "
+                site.finding(FILL, "normal_() of a new tensor that may not be float32: MindSpore's randn_like always "
                              "draws float32; build the tensor with ops.randn(shape, dtype=...)",
                              comment="Tensor.normal_ not ported")
                 return None

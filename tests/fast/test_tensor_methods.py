@@ -629,3 +629,20 @@ def test_dot_mm_and_tanh():
         """,
         edits={"IMP001", "FUN009", "API001", "API002", "FUN018"},
     )
+
+
+def test_normal_of_a_new_tensor_of_unknown_dtype_is_flagged():
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(3, dtype=torch.float64)
+            a = torch.zeros_like(x).normal_()
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones(3, dtype=mindspore.float64)
+            a = mindspore.ops.zeros_like(x).normal_()  # msmagic: TNS008 Tensor.normal_ not ported
+        """,
+        edits={"IMP001", "FUN009", "DAT005", "FUN001"},
+        findings={"TNS008"},
+    )
