@@ -1,7 +1,7 @@
 """Tensor methods outside op_db (TNS001-TNS006): ported cells run on both sides."""
 
 import msmagic
-from tests.rules.support import check, flagged, findings, rule_list, src
+from tests.rules.support import check, flagged, findings, parity_cells, rule_list, src
 
 
 def test_queries_keep_their_form_and_python_types():
@@ -367,3 +367,26 @@ def test_dot_and_mm_compute_the_same():
     """), "d", "e", "i", "y", "z")
     assert "mindspore.ops.inner(a, b)" in run.port.code and "mindspore.ops.mm(x, w)" in run.port.code
     assert run.row("i").ms_dtype == "Int64"
+
+
+def test_weights_filled_in_later_cells_stay_in_step_under_parity(parity_shell):
+    # udacity intro part 2, cell by cell under %%ms_parity: the bias is zeroed and the
+    # weight drawn in cells of their own (the draw is the cell's output), then used
+    cells = [src("""
+        import torch
+        import torch.nn as nn
+
+        class Network(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = nn.Linear(8, 4)
+
+            def forward(self, x):
+                return self.fc1(x)
+
+        model = Network()
+    """), "model.fc1.bias.data.fill_(0)\n", "model.fc1.weight.data.normal_(std=0.01)\n",
+        "out = model(torch.ones(2, 8))\n"]
+    reports, _ = parity_cells(parity_shell, cells)
+    assert reports[3].row("out").status == "match", reports[3].summary()
+    assert reports[1].row("model.fc1.bias").status == "match", reports[1].summary()
