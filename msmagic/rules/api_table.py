@@ -91,9 +91,13 @@ register(
         unchanged). The methods in the table were run on PyTorch's test samples and gave
         PyTorch's values, shapes and dtypes, so they are kept as they are (or renamed,
         where MindSpore spells them differently). A method on a tensor that is not in the
-        table is flagged (API005), never passed through unverified. Python operators on
-        tensors (``+``, ``//``, ``%``, ``@``, comparisons, ``x[idx]``...) are kept as written;
-        they were run on PyTorch's samples too and are listed with the methods.
+        table is flagged (API005), never passed through unverified. A method kept as
+        written is right whatever its receiver is, so it is not flagged (GEN002) where the
+        port cannot tell whether the receiver is a tensor (``labels.eq(pred.view_as(labels))``
+        in a function); nor are names only tensors have (``topk``, ``chunk``, ``view_as``...),
+        which are ported there too. Python operators on tensors (``+``, ``//``, ``%``,
+        ``@``, comparisons, ``x[idx]``...) are kept as written; they were run on PyTorch's
+        samples too and are listed with the methods.
     """,
     seed="seeds/002 API Comparison › Tensor/Parameter",
     reference=REF,
