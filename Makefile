@@ -45,6 +45,7 @@ demo: venv
 # the signatures the port checks emitted calls against.
 docs: venv
 	$(PY) -m msmagic.apis.signatures
+	$(PY) -m msmagic.apis.names
 	$(PY) -m msmagic.docs
 	$(PY) -m msmagic.apis.catalog
 

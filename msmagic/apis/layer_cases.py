@@ -171,3 +171,192 @@ case("torch.nn.UpsamplingBilinear2d", """
     y = nn.UpsamplingBilinear2d(scale_factor=2)(x)
     z = nn.UpsamplingBilinear2d(size=(5, 7))(x)
 """)
+
+# Layer attributes (LAY007): renamed reads, and reads on receivers of unknown kind (a
+# function's parameter, a loop over a ModuleList), chosen when the code runs.
+case("Module.groups", """
+    import torch.nn as nn
+    conv = nn.Conv2d(4, 6, 3, groups=2)
+    up = nn.ConvTranspose2d(4, 6, 3, groups=2)
+    groups = (conv.groups, up.groups)
+""")
+case("Module.eps", """
+    import torch.nn as nn
+    ln = nn.LayerNorm(6, eps=1e-6)
+    bn = nn.BatchNorm3d(5, eps=1e-3)
+    eps = (ln.eps, bn.eps)
+""")
+case("Module.num_features", """
+    import torch.nn as nn
+    bn = nn.BatchNorm3d(5)
+    n = bn.num_features
+""")
+case("Module.in1_features", """
+    import torch.nn as nn
+    bil = nn.Bilinear(2, 3, 4)
+    sizes = (bil.in1_features, bil.in2_features, bil.out_features)
+""")
+case("Module.in2_features", """
+    import torch.nn as nn
+    bil = nn.Bilinear(5, 3, 2)
+    n = bil.in2_features
+""")
+case("Module.negative_slope", """
+    import torch.nn as nn
+    act = nn.LeakyReLU(0.2)
+    slope = act.negative_slope
+""")
+case("Module.dim", """
+    import torch.nn as nn
+    dims = (nn.Softmin(dim=1).dim, nn.Unflatten(2, (2, 3)).dim)
+""")
+case("object.in_features", """
+    import torch.nn as nn
+    class Plain:
+        in_features = 9
+    def fan_in(layer):
+        return layer.in_features
+    layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+    sizes = [fan_in(layer) for layer in layers] + [fan_in(Plain())]
+""")
+case("object.out_features", """
+    import torch.nn as nn
+    layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2), nn.Bilinear(2, 3, 5)])
+    sizes = [each.out_features for each in layers]
+""")
+case("object.num_embeddings", """
+    import torch.nn as nn
+    def rows(model):
+        return model.embedding.num_embeddings
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embedding = nn.Embedding(7, 3)
+    n = rows(Net())
+""")
+case("object.embedding_dim", """
+    import torch.nn as nn
+    def width(emb):
+        return emb.embedding_dim
+    n = width(nn.Embedding(7, 3))
+""")
+
+# Tensor constructors and in-place fills (TNS007-TNS009)
+case("Tensor.new", """
+    import torch
+    w = torch.ones(3, 2, dtype=torch.float64)
+    h = w.new(2, 4, 5).zero_()
+    n = w.new(3).zero_()
+    d = w.new([1, 2, 3])
+    e = w.new().shape
+""")
+case("Tensor.new_empty", """
+    import torch
+    w = torch.ones(3, 2, dtype=torch.float64)
+    shape = w.new_empty(2, 3).shape
+    kind = w.new_empty((4,), dtype=torch.int64).dtype
+""")
+case("Tensor.new_zeros", """
+    import torch
+    w = torch.ones(3, 2, dtype=torch.float64)
+    z = w.new_zeros(2, 3)
+    i = w.new_zeros((2, 3), dtype=torch.int64, device="cpu")
+""")
+case("Tensor.new_ones", """
+    import torch
+    w = torch.ones(3, 2)
+    o = w.new_ones(4, 1, dtype=torch.float64)
+""")
+case("Tensor.new_full", """
+    import torch
+    w = torch.ones(3, 2, dtype=torch.float64)
+    f = w.new_full((2, 2), 7)
+    g = w.new_full([3], 1.5, dtype=torch.float32)
+""")
+case("Tensor.fill_", """
+    import torch
+    import torch.nn as nn
+    layer = nn.Linear(3, 2)
+    layer.bias.data.fill_(0.5)
+    ints = torch.zeros(2, 3, dtype=torch.int64)
+    ints.fill_(2.7)
+    fresh = torch.zeros(2).fill_(3)
+    y = layer(torch.ones(1, 3))
+""")
+case("Tensor.normal_", """
+    import torch
+    import torch.nn as nn
+    layer = nn.Linear(64, 64)
+    layer.weight.data.normal_(std=0.01)
+    x = torch.zeros(100, 100, dtype=torch.float64)
+    x.normal_(2.0, 0.5)
+    stats = (float(layer.weight.std()) < 0.02, abs(float(x.mean()) - 2.0) < 0.05, abs(float(x.std()) - 0.5) < 0.05)
+""")
+case("Tensor.uniform_", """
+    import torch
+    x = torch.zeros(100, 100)
+    x.uniform_(-0.5, 1.5)
+    stats = (float(x.min()) >= -0.5, float(x.max()) <= 1.5, abs(float(x.mean()) - 0.5) < 0.05)
+""")
+case("Tensor.resize_", """
+    import torch
+    images = torch.arange(24.0).reshape(4, 1, 2, 3)
+    images.resize_(4, 1, 6)
+    flat = images.resize_(images.shape[0], 6)
+""")
+
+# Tensor methods with the keyword spellings real code uses (udacity: ps.topk(1, dim=1);
+# uvadlc: qkv.chunk(3, dim=-1)), and the named tuples of max/topk/sort read by field on
+# receivers of unknown kind (bentrevett: [conv.max(dim=-1).values for conv in conved])
+case("Tensor.topk", """
+    import torch
+    ps = torch.tensor([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3]])
+    top_p, top_class = ps.topk(1, dim=1)
+    low = ps.topk(2, dim=0, largest=False, sorted=True)
+""")
+case("Tensor.chunk", """
+    import torch
+    qkv = torch.arange(24.0).reshape(2, 12)
+    q, k, v = qkv.chunk(3, dim=-1)
+""")
+case("object.values", """
+    import torch
+    def pooled(conved):
+        return [conv.max(dim=-1).values for conv in conved]
+    out = pooled([torch.tensor([[1., 5., 3.], [4., 2., 6.]]), torch.tensor([[0., -1.]])])
+    top = torch.tensor([[0.1, 0.7, 0.2]]).topk(2, dim=1).values
+""")
+case("object.indices", """
+    import torch
+    def best(x):
+        return x.max(dim=1, keepdim=True).indices, x.sort(descending=True).indices
+    i, order = best(torch.tensor([[1., 5., 3.], [4., 2., 6.]]))
+""")
+case("Tensor.type", """
+    import torch
+    def mean_of(equals):
+        return torch.mean(equals.type(torch.FloatTensor))
+    accuracy = mean_of(torch.tensor([1, 2, 3]) == torch.tensor([1, 0, 3]))
+""")
+case("Tensor.transpose", """
+    import torch
+    def logits(q, k):
+        return torch.matmul(q, k.transpose(-2, -1))
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    out = logits(x, x)
+""")
+case("torch.dot", """
+    import torch
+    a = torch.tensor([1.0, 2.0, 3.0])
+    b = torch.tensor([4.0, -5.0, 6.0])
+    d = torch.dot(a, b)
+    e = a.dot(b)
+    i = torch.dot(torch.tensor([1, 2]), torch.tensor([3, 4]))
+""")
+case("torch.mm", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    w = torch.arange(12.0).reshape(3, 4) / 10
+    y = torch.mm(x, w)
+    z = x.mm(w)
+""")

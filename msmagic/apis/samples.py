@@ -50,6 +50,8 @@ class Snippet:
     dtype: str = ""
     #: a tensor argument is 0-d (a scalar tensor)
     zero_dim: bool = False
+    #: a tensor argument has no elements (``(5, 0) @ (0, 10)``)
+    empty: bool = False
 
 
 class _Writer:
@@ -265,13 +267,20 @@ def _snippet(sample, form: str, key: str) -> Optional[Snippet]:
         positional = len(args)
     return Snippet(code=code, tensors=w.tensors, positional=positional,
                    keywords=tuple(sorted(k for k, _ in kwargs)),
-                   zero_dim=_is_zero_dim(sample.input))
+                   zero_dim=_is_zero_dim(sample.input), empty=_is_empty(sample))
 
 
 def _is_zero_dim(value) -> bool:
     import torch
 
     return isinstance(value, torch.Tensor) and value.dim() == 0
+
+
+def _is_empty(sample) -> bool:
+    """Does the sample's input or a positional argument have no elements?"""
+    import torch
+
+    return any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in (sample.input, *sample.args))
 
 
 def module_index() -> dict:
@@ -375,6 +384,6 @@ def operator_snippets(key: str, per_dtype: int = PER_DTYPE):
                 code = "out = " + template.format(*args, x=x)
                 taken += 1
                 yield Snippet(code=code, tensors=w.tensors, positional=nargs, dtype=dtype,
-                              zero_dim=_is_zero_dim(sample.input))
+                              zero_dim=_is_zero_dim(sample.input), empty=_is_empty(sample))
         except Exception:
             continue

@@ -465,10 +465,19 @@ class Walker(KindScope, cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if id(original) in self._skip:
-            return updated
+            # the head of a longer chain: a part of a torch name (``torch.nn`` in
+            # ``torch.nn.Linear``) or a method being called stays to its parent; a member
+            # read in the chain (``emb.weight`` in ``emb.weight.data``) is ported here
+            if (self.calls and self.calls[-1].func is original) or self.resolve(original):
+                return updated
+            return self._member(original, updated)
         qual = self.resolve(original)
         if qual:
             return self._qualified_ref(original, updated, qual)
+        return self._member(original, updated)
+
+    def _member(self, original: cst.Attribute, updated: cst.Attribute):
+        """An attribute read on a value: ported through its ``MEMBERS`` entry."""
         if not self.torch_in_scope:
             return updated
         members = S.MEMBERS.get(original.attr.value)

@@ -177,6 +177,9 @@ class Synchroniser:
         #: random draws copied across: name -> the step that drew them (reported as
         #: synchronised, not compared, unless a later statement rebinds the name)
         self.values: dict[str, int] = {}
+        #: steps that drew random values the MindSpore side did not replay (what they
+        #: bound was copied; a value they leave as the cell's output is not compared)
+        self.drawn_steps: set[int] = set()
         #: what could not be synchronised, for the report's notes
         self.notes: list[str] = []
         #: shuffled loaders' links -> epochs the MindSpore side had taken when the run began
@@ -325,14 +328,30 @@ class Synchroniser:
                     run.rows.append(mismatch)
                 run.sync_reasons[n] = "random values copied"
         if "random" in step.tags and not replayed:
+            self.drawn_steps.add(step.index)
             # an in-place random initialisation (nn.init.normal_) of a module copied before:
             # the draws differ on each side, so PyTorch's values are copied again
+            # x.normal_(), model.fc.weight.data.uniform_(), nn.init.*_: an in-place fill
+            in_place = any(t.startswith(("random:Tensor.", "random:torch.nn.init.")) and t.endswith("_")
+                           for t in step.tags)
             for n in sorted(step.names - set(step.bound)):
-                if n in self.modules and n in tns and n in mns and self.modules[n] == id(tns[n]):
+                # a module of an earlier cell (synchronised there) counts when the step
+                # fills something in place
+                copied = (self.modules.get(n) == id(tns[n]) if n in self.modules
+                          else in_place and is_torch_module(tns.get(n)) and is_cell(mns.get(n)))
+                if copied and n in tns and n in mns:
+                    self.modules[n] = id(tns[n])
                     sync_module(tns[n], mns[n], self.params)
                     self.copied_versions[n] = tensor_versions(tns[n])
                     run.sync_reasons[n] = ("parameters and buffers copied as initialised, and again "
                                            "after an in-place random initialisation")
+                elif in_place and n in tns and n in mns and is_tensor_like(tns[n]) and is_tensor_like(mns[n]):
+                    # a tensor filled in place with random values (x.normal_()): PyTorch's
+                    # draws are copied, as for a tensor a random statement binds
+                    mns[n] = to_mindspore(tns[n])
+                    self.values[n] = step.index
+                    run.synchronised.append(n)
+                    run.sync_reasons[n] = "random values copied (filled in place)"
         for n in step.bound:
             if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
                 link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,

@@ -48,7 +48,7 @@ ORDER = (
     # embedding_and_norm
     "EMB001", "EMB002", "NRM001", "NRM002",
     # functional
-    "FUN001", "FUN002", "FUN003", "FUN004", "FUN005", "FUN006", "FUN007", "FUN008", "FUN009", "FUN010", "FUN011", "FUN012", "FUN013", "FUN014", "FUN015", "FUN016", "FUN017",
+    "FUN001", "FUN002", "FUN003", "FUN004", "FUN005", "FUN006", "FUN007", "FUN008", "FUN009", "FUN010", "FUN011", "FUN012", "FUN013", "FUN014", "FUN015", "FUN016", "FUN017", "FUN018",
     # generic
     "GEN001", "GEN002", "GEN003",
     # imports
@@ -58,7 +58,7 @@ ORDER = (
     # init
     "INI001", "INI002", "INI003", "INI004", "INI005", "INI006",
     # layers
-    "LAY001", "LAY002", "LAY003", "LAY004", "LAY005", "LAY006",
+    "LAY001", "LAY002", "LAY003", "LAY004", "LAY005", "LAY006", "LAY007", "LAY008",
     # more_layers
     "LYR001", "LYR002", "LYR003", "LYR004", "LYR005", "LYR006", "LYR007", "LYR008", "LYR009", "LYR010",
     # nograd
@@ -78,7 +78,7 @@ ORDER = (
     # table_fixes
     "TBL001", "TBL002", "TBL003",
     # tensor_methods
-    "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006",
+    "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006", "TNS007", "TNS008", "TNS009",
     # training
     "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007",
     # utilities

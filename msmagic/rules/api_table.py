@@ -94,9 +94,13 @@ register(
         unchanged). The methods in the table were run on PyTorch's test samples and gave
         PyTorch's values, shapes and dtypes, so they are kept as they are (or renamed,
         where MindSpore spells them differently). A method on a tensor that is not in the
-        table is flagged (API005), never passed through unverified. Python operators on
-        tensors (``+``, ``//``, ``%``, ``@``, comparisons, ``x[idx]``...) are kept as written;
-        they were run on PyTorch's samples too and are listed with the methods.
+        table is flagged (API005), never passed through unverified. A method kept as
+        written is right whatever its receiver is, so it is not flagged (GEN002) where the
+        port cannot tell whether the receiver is a tensor (``labels.eq(pred.view_as(labels))``
+        in a function); nor are names only tensors have (``topk``, ``chunk``, ``view_as``...),
+        which are ported there too. Python operators on tensors (``+``, ``//``, ``%``,
+        ``@``, comparisons, ``x[idx]``...) are kept as written; they were run on PyTorch's
+        samples too and are listed with the methods.
     """,
     seed="seeds/002 API Comparison › Tensor/Parameter",
     reference=REF,
@@ -436,12 +440,30 @@ def _fields_to_spec(key: str, fields: dict) -> dict:
     )
 
 
+#: Tensor methods no common other type (ndarray, list, dict, str, a pandas frame) has:
+#: ported even when the port cannot tell what the receiver is
+TORCH_ONLY_METHODS = frozenset({"topk", "chunk", "view_as", "expand_as", "index_select", "narrow",
+                                "masked_fill", "masked_select", "unsqueeze", "flip", "roll"})
+#: fields that make the port change a method call's text
+_CHANGING = ("rename", "defaults", "drop", "unsupported", "values", "cast", "inplace", "pack", "flagged")
+
+
+def keeps_call(name: str, fields: dict) -> bool:
+    """Does the table entry leave ``x.name(...)`` as written? Then the call is right
+    whatever ``x`` is: a tensor (the verified same method) or any other value."""
+    return fields.get("target") == name and not any(fields.get(f) for f in _CHANGING)
+
+
 def build(key: str, fields: dict):
     """The engine entry (``Api`` or ``Method``) for one table entry."""
     spec = _fields_to_spec(key, fields)
     if key.startswith("Tensor."):
         name = key.split(".", 1)[1]
-        entry = S.Method(name=name, receiver=S.TENSOR, target=fields.get("target"), **spec)
+        # a receiver of unknown kind: a call kept as written, or a method only tensors
+        # have, needs no guess (GEN002 is for the others)
+        unambiguous = not fields.get("flagged") and (name in TORCH_ONLY_METHODS or keeps_call(name, fields))
+        entry = S.Method(name=name, receiver=S.TENSOR, target=fields.get("target"), unambiguous=unambiguous,
+                         **spec)
     else:
         entry = S.Api(torch=key, target=fields.get("target"), **spec)
     entry.fields = tuple(fields.get("fields", ()))

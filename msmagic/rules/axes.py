@@ -20,6 +20,10 @@ register(
         it (``dim0``/``dim1`` keywords become ``axis0``/``axis1``). MindSpore 2.10's
         ``Tensor.transpose(a, b)`` does swap two axes too, but it is overloaded with the
         permutation form, so the explicit ``swapaxes`` keeps the intent unmistakable.
+        ``k.transpose(-2, -1)`` on a value the port cannot type (a function's parameter)
+        is ported too when its two axes are literals or ``dim0=``/``dim1=``: NumPy's
+        ``transpose`` with two axes only runs on 2-D arrays, where it is this swap or does
+        nothing; other calls of unknown receivers are left alone.
     """,
     seed="seeds/000 API differences › transpose",
     reference=f"{REF} (torch.transpose -> mindspore.ops.swapaxes, Tensor.transpose -> Tensor.swapaxes)",
@@ -151,8 +155,23 @@ register(
 
 api("torch.transpose", "mindspore.ops.swapaxes", rule="AXS001", sig=("input", "dim0", "dim1"),
     rename={"dim0": "axis0", "dim1": "axis1"}, returns="tensor")
+
+
+def _two_axes(site) -> bool:
+    """``k.transpose(-2, -1)`` with two literal axes (or dim0=/dim1=) on a receiver of
+    unknown kind: PyTorch's swap. NumPy's transpose takes a whole permutation: with two
+    axes it only runs on a 2-D array, where (1, 0) is the same swap and (0, 1) does
+    nothing, which no code writes; swapaxes is right for both."""
+    args = site.original.args
+    if len(args) != 2 or any(a.star for a in args):
+        return False
+    if all(a.keyword is not None and a.keyword.value in ("dim0", "dim1") for a in args):
+        return True
+    return all(a.keyword is None and isinstance(site.literal(a.value), int) for a in args)
+
+
 method("transpose", "AXS001", target="swapaxes", sig=("dim0", "dim1"),
-       rename={"dim0": "axis0", "dim1": "axis1"})
+       rename={"dim0": "axis0", "dim1": "axis1"}, unambiguous=_two_axes)
 api("torch.permute", "mindspore.ops.permute", rule="AXS002", sig=("input", "dims"),
     rename={"dims": "axis"}, returns="tensor")
 api("torch.flatten", "mindspore.ops.flatten", rule="AXS003", sig=("input", "start_dim", "end_dim"),

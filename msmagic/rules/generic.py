@@ -37,18 +37,19 @@ register(
         call of which passes a tensor, a name an earlier cell bound...) or when the method
         name and call shape cannot belong to anything else. Otherwise the call is left
         unchanged and flagged: porting it on a guess could change a NumPy array or a user
-        object. The same holds for a method only PyTorch's Tensor, Module or Optimizer has
-        (``t.new(...)``, ``t.resize_(...)``, ``opt.add_param_group(...)``): on a value
-        msmagic cannot type it is flagged, since it fails in MindSpore if the value is
-        what it seems. The finding says why the kind is unknown: a function parameter no
-        call shows, or whose calls pass different kinds (a tensor here, a NumPy array
-        there).
+        object (``a.std()`` is the population deviation in NumPy, the sample deviation in
+        PyTorch). A call the port would keep as written anyway is right for any receiver and
+        is not flagged. A method only PyTorch's Tensor, Module or Optimizer has
+        (``t.new(...)``, ``t.resize_(...)``, ``opt.add_param_group(...)``) is flagged on a
+        value msmagic cannot type, since it fails in MindSpore if the value is what it
+        seems. The finding says why the kind is unknown: a function parameter no call
+        shows, or whose calls pass different kinds (a tensor here, a NumPy array there).
     """,
     seed="seeds/004 Network Basic Unit: Cell",
     example="""
         import torch
-        def last_dim(t):
-            return t.transpose(0, 1)
+        def spread(t):
+            return t.std()
     """,
 )
 

@@ -596,3 +596,240 @@ api("torch.nn.functional.adaptive_avg_pool2d", "mindspore.ops.adaptive_avg_pool2
     rule="LAY006", sig=("input", "output_size"), returns="tensor")
 api("torch.nn.functional.adaptive_max_pool2d", "mindspore.ops.adaptive_max_pool2d",
     rule="LAY006", sig=("input", "output_size", "return_indices"), returns="tensor")
+
+
+# ------------------------------------------------------------------ layer attributes
+
+LAYER_ATTRIBUTES = "LAY007"
+
+register(
+    LAYER_ATTRIBUTES,
+    "Layer attributes MindSpore stores under another name are renamed",
+    group=GROUP,
+    why="""
+        Code reads a layer's settings back: ``fc.out_features`` to size the next layer,
+        ``conv.groups``, ``ln.eps``, ``[l.out_features for l in model.layers]`` for a
+        checkpoint. The MindSpore counterparts store some of these under other names, with
+        the same value: Dense's ``in_channels``/``out_channels`` (rule LAY001), BiDense's
+        ``in1_channels``/``in2_channels``/``out_channels``, the convolutions' ``group``,
+        LayerNorm's ``epsilon``, GroupNorm's ``gamma``/``beta`` parameters, PReLU's ``w``,
+        LeakyReLU's ``alpha``, Softmin's and Unflatten's ``axis``; BatchNorm3d keeps
+        ``eps`` and ``num_features`` on the BatchNorm2d inside it (``bn.bn2d.eps``). Those
+        reads (and writes) are renamed. When the port cannot tell what the receiver is (a
+        function's parameter, a loop over a ModuleList), ``x.in_features``/
+        ``x.out_features`` and Embedding's ``num_embeddings``/``embedding_dim`` become a
+        choice made when the code runs: ``(x.out_channels if isinstance(x, nn.Dense) else
+        x.out_features)``, right for a ported layer and for any other object with such an
+        attribute (a custom layer); a write to such an attribute is flagged. Attributes
+        with no counterpart are rule LAY008's.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=MAPPING,
+    installed_note="""
+        Checked on 2.10 by ``scripts/layer_attributes.py``, which builds each layer the port
+        maps on both sides and compares every public attribute, parameter and buffer.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        fc = nn.Linear(4, 3)
+        conv = nn.Conv2d(4, 6, 3, groups=2)
+        ln = nn.LayerNorm(6, eps=1e-6)
+        layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+        sizes = [layer.out_features for layer in layers]
+        settings = (fc.out_features, conv.groups, ln.eps)
+    """,
+)
+
+LAYER_ATTRIBUTES_MISSING = "LAY008"
+
+register(
+    LAYER_ATTRIBUTES_MISSING,
+    "Layer attributes MindSpore does not store are flagged",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        Some settings of a PyTorch layer have no attribute with the same value on the
+        MindSpore Cell the port builds, so reading them raises AttributeError or gives
+        another value, and assigning them changes nothing: the 1-D convolutions and pools
+        store ``(1, k)`` for ``kernel_size``/``stride``/``dilation`` (they are 2-D layers
+        inside), convolutions store their padding per side and have no ``padding_mode``,
+        pools keep ``padding``/``ceil_mode``/``dilation``/``output_size`` only inside
+        their operator, BatchNorm has no ``affine`` or ``track_running_stats`` and hands
+        ``1 - momentum`` to its operator when built (assigning ``bn.momentum`` later has
+        no effect), the Dropout2d family stores ``keep_prob`` rather than ``p``, layers
+        have no ``inplace``, Softmax/ELU/Hardshrink keep ``dim``/``alpha``/``lambd`` only
+        inside their operator, Embedding lacks ``max_norm``/``sparse``, the recurrent
+        layers lack ``mode``/``nonlinearity``/``proj_size`` and ConvTranspose1d's weight
+        is (in, out, 1, k). Each such read or write is flagged with what MindSpore has.
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=MAPPING,
+    installed_note="""
+        Checked on 2.10 by ``scripts/layer_attributes.py``; assigning ``momentum`` on a
+        built BatchNorm1d left the running-mean update unchanged.
+    """,
+    example="""
+        import torch.nn as nn
+
+        conv = nn.Conv1d(4, 6, 3)
+        k = conv.kernel_size
+        drop = nn.Dropout2d(0.3)
+        rate = drop.p
+    """,
+)
+
+#: layer -> PyTorch attribute -> the MindSpore attribute holding the same value
+_RENAMED = {
+    "Bilinear": {"in1_features": "in1_channels", "in2_features": "in2_channels", "out_features": "out_channels"},
+    **{f"Conv{d}": {"groups": "group"} for d in ("1d", "2d", "3d", "Transpose1d", "Transpose2d", "Transpose3d")},
+    "LayerNorm": {"eps": "epsilon"},
+    "GroupNorm": {"weight": "gamma", "bias": "beta"},
+    "PReLU": {"weight": "w"},
+    "LeakyReLU": {"negative_slope": "alpha"},
+    "Softmin": {"dim": "axis"},
+    "Unflatten": {"dim": "axis"},
+}
+
+_AS_2D = "MindSpore's 1-D layer is a 2-D layer inside and stores (1, k)"
+_PER_SIDE = "MindSpore stores the padding per side (an int or a (top, bottom, left, right) tuple)"
+_NO_MODE = "MindSpore's convolutions only pad with zeros and store no padding mode"
+_INTERNAL = "an internal flag of PyTorch's convolutions that MindSpore does not have"
+_INPLACE = "MindSpore's layers have no in-place option"
+_POOL_PAD = "MindSpore's pooling layers keep this only inside their operator"
+_ACTIVATION = "MindSpore's layer keeps this only inside its operator"
+
+#: layer -> PyTorch attribute -> why MindSpore has no attribute with its value
+_LACKING: dict = {}
+
+
+def _lack(layers, reasons: dict) -> None:
+    for layer in layers:
+        _LACKING.setdefault(layer, {}).update(reasons)
+
+
+_lack(("Conv2d", "Conv3d"), {"padding": _PER_SIDE, "padding_mode": _NO_MODE, "transposed": _INTERNAL,
+                             "output_padding": _INTERNAL})
+_lack(("Conv1d",), {"kernel_size": _AS_2D, "stride": _AS_2D, "dilation": _AS_2D, "padding": _PER_SIDE,
+                    "padding_mode": _NO_MODE, "transposed": _INTERNAL, "output_padding": _INTERNAL})
+_lack(("ConvTranspose1d",), {"kernel_size": _AS_2D, "stride": _AS_2D, "dilation": _AS_2D,
+                             "padding": _PER_SIDE, "output_padding": _PER_SIDE})
+_lack(("ConvTranspose2d", "ConvTranspose3d"), {
+    "padding": _PER_SIDE, "output_padding": "the port folds output_padding into MindSpore's padding"})
+_lack(("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"), {"padding_mode": _NO_MODE,
+                                                                  "transposed": _INTERNAL})
+_lack(("MaxPool1d", "AvgPool1d"), {"kernel_size": _AS_2D, "stride": _AS_2D})
+_lack(("MaxPool1d", "MaxPool2d", "MaxPool3d"), {"padding": _POOL_PAD, "dilation": _POOL_PAD,
+                                                "ceil_mode": _POOL_PAD})
+_lack(("AvgPool1d", "AvgPool2d", "AvgPool3d"), {"padding": _POOL_PAD, "ceil_mode": _POOL_PAD,
+                                                "count_include_pad": _POOL_PAD})
+_lack(("AvgPool2d", "AvgPool3d"), {"divisor_override": _POOL_PAD})
+_lack([f"Adaptive{k}Pool{d}" for k in ("Avg", "Max") for d in ("1d", "2d", "3d")], {"output_size": _POOL_PAD})
+_lack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"), {
+    "affine": "MindSpore's BatchNorm always has gamma and beta (affine=False is flagged where it is built)",
+    "track_running_stats": "MindSpore's BatchNorm has no such flag (use_batch_statistics is the closest)"})
+_lack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"), {
+    "momentum": "MindSpore's BatchNorm hands 1 - momentum to its operator when it is built: the attribute "
+                "reads 0.1 up to rounding and assigning it changes nothing"})
+_lack(("AdaptiveMaxPool1d",), {"return_indices": "MindSpore's AdaptiveMaxPool1d returns no indices"})
+_lack(("ConvTranspose1d",), {"weight": "MindSpore's ConvTranspose1d stores its weight as (in, out/group, 1, k)"})
+_lack(("LayerNorm",), {"elementwise_affine": "MindSpore's LayerNorm always has gamma and beta"})
+_lack(("Dropout1d", "Dropout2d", "Dropout3d"), {"p": "MindSpore's layer stores keep_prob = 1 - p"})
+_lack(("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "ReLU", "ReLU6", "LeakyReLU", "ELU", "CELU", "SELU",
+       "SiLU", "Mish", "Hardtanh", "Hardsigmoid", "Hardswish", "Threshold"), {"inplace": _INPLACE})
+_lack(("ELU", "CELU"), {"alpha": _ACTIVATION})
+_lack(("Hardshrink", "Softshrink"), {"lambd": _ACTIVATION})
+_lack(("ReLU6",), {"min_val": _ACTIVATION, "max_val": _ACTIVATION})
+_lack(("Softmax", "LogSoftmax"), {"dim": _ACTIVATION})
+_lack(("PReLU",), {"num_parameters": "MindSpore's PReLU keeps it as the shape of w", "init": _ACTIVATION})
+_lack(("Embedding",), dict.fromkeys(("max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+                                    "MindSpore's Embedding has no such option"))
+_lack(("LSTM", "GRU", "RNN"), {"mode": "an internal string of PyTorch's recurrent layers"})
+_lack(("GRU", "RNN"), {"proj_size": "MindSpore's recurrent layers have no projections"})
+_lack(("RNN",), {"nonlinearity": "MindSpore's RNN keeps it only inside its operator"})
+_lack(("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"), {
+    "padding": "MindSpore stores ((before, after), ...) pairs"})
+
+
+def _lacking(layer: str, attr: str, reason: str):
+    def handler(site):
+        site.finding(LAYER_ATTRIBUTES_MISSING, f"{reason}; the attribute reads differently or raises AttributeError "
+                     "in MindSpore", api=f"torch.nn.{layer}.{attr}",
+                     comment=f"{layer}.{attr} has no MindSpore counterpart")
+
+    return handler
+
+
+for _layer, _attrs in _RENAMED.items():
+    for _old, _new in _attrs.items():
+        member(_old, LAYER_ATTRIBUTES, receiver=f"module:torch.nn.{_layer}", target=_new,
+               returns="tensor" if _old in ("weight", "bias") else None)
+def _inside_bn2d(site):
+    """BatchNorm3d keeps its settings on the BatchNorm2d it wraps."""
+    new = cst.Attribute(value=cst.Attribute(value=site.receiver, attr=cst.Name("bn2d")),
+                        attr=site.updated.attr)
+    site.edit(LAYER_ATTRIBUTES, new, detail=f".{site.original.attr.value} -> .bn2d.{site.original.attr.value} "
+              "(BatchNorm3d)")
+    return new
+
+
+# what the weights of these layers are, for the methods called on them (``fc.weight.std()``)
+for _layer in ("Linear", "Bilinear", "Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d"):
+    for _attr in ("weight", "bias"):
+        member(_attr, LAYER_ATTRIBUTES, receiver=f"module:torch.nn.{_layer}", returns="tensor")
+for _attr in ("eps", "num_features"):
+    member(_attr, LAYER_ATTRIBUTES, receiver="module:torch.nn.BatchNorm3d", handler=_inside_bn2d)
+for _layer, _attrs in _LACKING.items():
+    for _attr, _why in _attrs.items():
+        member(_attr, LAYER_ATTRIBUTES_MISSING, receiver=f"module:torch.nn.{_layer}",
+               handler=_lacking(_layer, _attr, _why))
+
+
+def _store(site) -> bool:
+    """Is the attribute written (an assignment's or a ``del``'s target) rather than read?"""
+    holder = site.statement
+    node = site.original
+    for small in getattr(holder, "body", ()):
+        if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets):
+            return True
+        if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and small.target is node:
+            return True
+        if isinstance(small, cst.Del):
+            return True
+    return False
+
+
+def _when_ported(classes: tuple, ms_name: str):
+    """``x.out_features`` on a value of unknown kind: MindSpore's name when ``x`` is the
+    ported layer, PyTorch's otherwise (a custom layer with such an attribute)."""
+
+    def handler(site):
+        recv_original = site.receiver_original
+        if site.kind_of(recv_original) is not None or (
+                site.classes and isinstance(recv_original, cst.Name) and recv_original.value == "self"):
+            return None  # a known kind without its own entry, or a class's own attribute: no layer
+        name = site.original.attr.value
+        recv = site.receiver
+        if not is_pure(site.receiver_original) or _store(site):
+            site.finding(LAYER_ATTRIBUTES, f"if the receiver is a ported {classes[0]} layer, MindSpore calls this "
+                         f"{ms_name}; the port cannot tell what the receiver is here",
+                         api=f".{name}", comment=f".{name} is {ms_name} on a ported layer")
+            return None
+        refs = [site.ref(f"mindspore.nn.{c}") for c in classes]
+        kinds = refs[0] if len(refs) == 1 else cst.Tuple([cst.Element(r) for r in refs])
+        test = cst.Call(func=cst.Name("isinstance"), args=[cst.Arg(recv), cst.Arg(kinds)])
+        new = cst.IfExp(test=test, body=cst.Attribute(value=recv, attr=cst.Name(ms_name)),
+                        orelse=site.updated, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        site.edit(LAYER_ATTRIBUTES, new, detail=f".{name}: .{ms_name} on a ported {'/'.join(classes)}, "
+                  f".{name} on anything else")
+        return new
+
+    return handler
+
+
+for _old, _classes, _new in (("in_features", ("Dense",), "in_channels"),
+                             ("out_features", ("Dense", "BiDense"), "out_channels"),
+                             ("num_embeddings", ("Embedding",), "vocab_size"),
+                             ("embedding_dim", ("Embedding",), "embedding_size")):
+    member(_old, LAYER_ATTRIBUTES, receiver="any", unambiguous=True, handler=_when_ported(_classes, _new))

@@ -95,17 +95,17 @@ register(
 
 register(
     "RNG004",
-    "In-place random fills on tensors (random_, uniform_, normal_...) are flagged",
+    "In-place random fills random_, exponential_ and bernoulli_ are flagged",
     group=GROUP,
     finding_only=True,
     why="""
-        MindSpore 2.10 does define ``Tensor.random_``, ``uniform_``, ``normal_``,
-        ``exponential_`` and ``bernoulli_`` with PyTorch's arguments, but only for Ascend:
-        on CPU they fail when the result is used ("Create kernelmod for op InplaceRandom
-        failed" or "not supported on this device"). So they are left in place and flagged.
-        For a Parameter use ``set_data(initializer(...))`` (see the nn.init rules); for a
-        tensor, create a new one with ``ops.uniform``/``ops.randn``/``ops.randint`` of the
-        same shape.
+        MindSpore 2.10 does define ``Tensor.random_``, ``exponential_`` and
+        ``bernoulli_`` with PyTorch's arguments, but only for Ascend: on CPU they fail when
+        the result is used ("Create kernelmod for op InplaceRandom failed" or "not
+        supported on this device"). So they are left in place and flagged. For a Parameter
+        use ``set_data(initializer(...))`` (see the nn.init rules); for a tensor, create a
+        new one with ``ops.randint``/``ops.bernoulli`` of the same shape. (``normal_`` and
+        ``uniform_`` fail the same way and are ported through ``copy_``, rule TNS008.)
     """,
     seed=SEED,
     reference=REF,
@@ -117,7 +117,7 @@ register(
         import torch
 
         x = torch.zeros(3)
-        x.uniform_(-1, 1)
+        x.bernoulli_(0.5)
     """,
 )
 
@@ -162,5 +162,6 @@ def _inplace_random(site):
     )
 
 
-for _name in ("random_", "uniform_", "normal_", "exponential_", "bernoulli_"):
+# normal_ and uniform_ are ported through copy_ (TNS008)
+for _name in ("random_", "exponential_", "bernoulli_"):
     method(_name, "RNG004", receiver="tensor", unambiguous=True, handler=_inplace_random, returns="tensor")

@@ -227,22 +227,35 @@ register(
 
 register(
     "TRN005",
-    "Tensors given a format spec (f\"{loss:.4f}\") are formatted through .item()",
+    "Values given a number format (f\"{loss:.4f}\") are formatted as Python numbers",
     group=GROUP,
     why="""
         Training loops print their progress with format specs on tensors:
-        ``f"{loss:.5f}"``, ``f"{acc:.2%}"`` or ``"{:.4f}".format(loss)``. A PyTorch tensor
-        with one element formats its Python number (``Tensor.__format__`` calls
-        ``item()``); a MindSpore 2.10 tensor raises ``TypeError: unsupported format string
-        passed to Tensor.__format__`` for any non-empty spec. The port formats
-        ``loss.item()`` instead, which prints the same text. Only values the port knows to
-        be tensors are changed, and only where a spec is given (``{loss}`` prints the
-        tensor in either framework, in its own style).
+        ``f"{loss:.5f}"``, ``f"{acc:.2%}"``, ``"{:.4f}".format(loss)`` or
+        ``format(n, "d")``. A PyTorch tensor with one element formats its Python number
+        (``Tensor.__format__`` calls ``item()``); a MindSpore 2.10 tensor raises
+        ``TypeError: unsupported format string passed to Tensor.__format__`` for any
+        non-empty spec. A value the port knows to be a tensor is formatted as
+        ``loss.item()``, which prints the same text. A value whose kind it cannot tell
+        (a list element such as ``test_losses[-1]``, a function's parameter) is converted
+        as the spec's presentation type asks: ``float(x)`` for ``e``, ``f``, ``g`` and
+        ``%``, ``operator.index(x)`` for ``d``, ``x``, ``o``, ``b`` and ``c``. Python
+        formats ints, bools, floats and NumPy numbers through these same conversions, so
+        the text is unchanged for them and PyTorch's for a tensor (only a Decimal or
+        Fraction would be rounded to a float, a rare value in a notebook). This is done
+        in cells that use PyTorch; in a cell that does not (it prints a report's
+        numbers) only known tensors are converted. Values known not to be tensors
+        (literals, ``len()``, ``x.item()``, sums of those), fields with no spec
+        (``{loss}`` prints the tensor in either framework, in its own style), ``!r``/``!s``
+        conversions and other spec types (a string's ``>10``) are left alone; a
+        self-documenting ``{x=:.3f}`` keeps its ``x=`` text.
     """,
     seed=SEED + " (printing training progress)",
     installed_note="""
         Verified on 2.10: ``f"{ms.Tensor(0.5):.2f}"`` raises TypeError (unsupported format
-        string passed to Tensor.__format__); an empty spec works.
+        string passed to Tensor.__format__); an empty spec works; ``float()`` and
+        ``operator.index()`` of 0-d float, int and bool tensors give the Python number
+        PyTorch's ``item()`` gives.
     """,
     example="""
         import torch
@@ -2098,7 +2111,7 @@ class _Strings:
     """f-strings and ``"...".format(...)`` calls of a statement line."""
 
     def __init__(self, line):
-        self.fstrings, self.formats = [], []
+        self.fstrings, self.formats, self.builtins = [], [], []
         for node in descendants(line):
             t = type(node)
             if t is cst.FormattedString:
@@ -2108,6 +2121,8 @@ class _Strings:
                 if (type(f) is cst.Attribute and f.attr.value == "format"
                         and isinstance(f.value, (cst.SimpleString, cst.ConcatenatedString))):
                     self.formats.append(node)
+                elif type(f) is cst.Name and f.value == "format" and len(node.args) == 2:
+                    self.builtins.append(node)
 
 
 class _Swap(cst.CSTTransformer):
@@ -2127,8 +2142,9 @@ def _item(expr):
 
 
 def _fields(text: str) -> Optional[list]:
-    """(positional index or keyword, has a format spec) of each replacement field of a
-    str.format template; None when a field indexes or reaches into its argument."""
+    """(positional index or keyword, format spec: "" for none, None with a ``!r``/``!s``
+    conversion) of each replacement field of a str.format template; None when a field
+    indexes or reaches into its argument or nests fields in its spec (``{:{w}.2f}``)."""
     out, auto = [], 0
     try:
         parsed = list(string.Formatter().parse(text))
@@ -2145,8 +2161,59 @@ def _fields(text: str) -> Optional[list]:
             key = name
         else:
             return None
-        out.append((key, bool(spec) and conversion is None))
+        if "{" in spec:
+            return None
+        out.append((key, spec if conversion is None else None))
     return out
+
+
+def _shown_text(fstring, field) -> Optional[str]:
+    """The text a self-documenting field ``{x=:.3f}`` prints before its value ("x="),
+    escaped as f-string text; None for spellings with spaces around the ``=``."""
+    spaces = (field.whitespace_before_expression, field.whitespace_after_expression,
+              field.equal.whitespace_before, field.equal.whitespace_after)
+    if any(_code(w) for w in spaces):
+        return None
+    text = _code(field.expression) + "="
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _cell_uses_torch(ctx) -> bool:
+    """Does the cell name anything of PyTorch (an import, ``torch.``, ``nn.``...)? A cell
+    that does not (it prints a report's numbers) gets no conversion of values of unknown
+    kind, only of values known to be tensors (computed once per cell)."""
+    memo = ctx.scratch("training")
+    if "uses_torch" not in memo:
+        names = {n.value for stmt in (ctx.blocks[0][0] if ctx.blocks else ())
+                 for n in descendants(stmt) if type(n) is cst.Name}
+        memo["uses_torch"] = any(ctx.resolve(cst.Name(n)) for n in names)
+    return memo["uses_torch"]
+
+
+_FLOAT_SPECS = frozenset("eEfFgG%")
+_INT_SPECS = frozenset("bcdoxX")
+
+
+def _formatted(ctx, original, updated, specs: list):
+    """``updated`` as the value each spec of ``specs`` formats (None: unchanged). A
+    tensor is formatted through ``.item()`` where any spec is given; a value of unknown
+    kind through ``float()`` or ``operator.index()`` where every spec asks for a float or
+    an integer presentation (what Python formats numbers through)."""
+    if not any(specs) or None in specs:
+        return None
+    verdict = _tensorish(ctx, original)
+    if verdict:
+        return _item(updated)
+    if verdict is False or not all(specs) or not _cell_uses_torch(ctx):
+        return None
+    types = {spec[-1] for spec in specs}
+    if types <= _FLOAT_SPECS:
+        return cst.Call(func=cst.Name("float"), args=[cst.Arg(updated)])
+    if types <= _INT_SPECS:
+        module = ctx.require_import("operator")
+        return cst.Call(func=cst.Attribute(value=cst.Name(module), attr=cst.Name("index")),
+                        args=[cst.Arg(updated)])
+    return None
 
 
 #: tensor methods whose result is no tensor
@@ -2242,22 +2309,37 @@ def _tensorish(ctx, node, depth: int = 0) -> Optional[bool]:
 
 
 def _format_line(ctx, original, updated):
-    """TRN005: tensors given a format spec are formatted through ``.item()``."""
+    """TRN005: values given a number format spec are formatted as Python numbers."""
     found = _Strings(original)
-    if not (found.fstrings or found.formats):
+    if not (found.fstrings or found.formats or found.builtins):
         return updated
     swaps, details = {}, []
     for fs in found.fstrings:
         new_fs = ctx.updated_of(fs)
         if not isinstance(new_fs, cst.FormattedString) or len(new_fs.parts) != len(fs.parts):
             continue
-        parts, changed = list(new_fs.parts), False
-        for k, (o, u) in enumerate(zip(fs.parts, new_fs.parts)):
+        parts, changed = [], False
+        for o, u in zip(fs.parts, new_fs.parts):
+            new = None
             if (isinstance(o, cst.FormattedStringExpression) and o.format_spec and o.conversion is None
-                    and _tensorish(ctx, o.expression)):
-                parts[k] = u.with_changes(expression=_item(u.expression))
-                details.append(_code(o.expression).strip())
-                changed = True
+                    and all(isinstance(p, cst.FormattedStringText) for p in o.format_spec)):
+                spec = "".join(p.value for p in o.format_spec)
+                new = _formatted(ctx, o.expression, u.expression, [spec])
+            if new is None:
+                parts.append(u)
+                continue
+            if o.equal is not None:
+                # ``{x=:.3f}`` prints its own text, "x=": written out, so that the
+                # converted value does not show in it
+                shown = _shown_text(fs, o)
+                if shown is None:
+                    parts.append(u)
+                    continue
+                parts.append(cst.FormattedStringText(shown))
+                u = u.with_changes(equal=None)
+            parts.append(u.with_changes(expression=new))
+            details.append(f"{_code(o.expression).strip()} -> {_code(new).strip()}")
+            changed = True
         if changed:
             swaps[id(new_fs)] = new_fs.with_changes(parts=parts)
     for call in found.formats:
@@ -2268,23 +2350,38 @@ def _format_line(ctx, original, updated):
             continue
         if any(a.star for a in call.args):
             continue
-        spec_keys = {key for key, spec in fields if spec}
+        uses: dict = {}
+        for key, spec in fields:
+            uses.setdefault(key, []).append(spec)
         args, changed, pos = list(new_call.args), False, 0
         for k, a in enumerate(call.args):
             key = a.keyword.value if a.keyword is not None else pos
             if a.keyword is None:
                 pos += 1
-            if key in spec_keys and _tensorish(ctx, a.value):
-                args[k] = args[k].with_changes(value=_item(args[k].value))
-                details.append(_code(a.value).strip())
+            new = _formatted(ctx, a.value, args[k].value, uses.get(key, []))
+            if new is not None:
+                args[k] = args[k].with_changes(value=new)
+                details.append(f"{_code(a.value).strip()} -> {_code(new).strip()}")
                 changed = True
         if changed:
             swaps[id(new_call)] = new_call.with_changes(args=args)
+    for call in found.builtins:  # format(x, ".3f")
+        value, spec = call.args
+        text = _literal(spec.value)
+        new_call = ctx.updated_of(call)
+        if (not isinstance(text, str) or "{" in text or value.star or value.keyword is not None
+                or not isinstance(new_call, cst.Call) or len(new_call.args) != 2):
+            continue
+        new = _formatted(ctx, value.value, new_call.args[0].value, [text])
+        if new is not None:
+            swaps[id(new_call)] = new_call.with_changes(args=[new_call.args[0].with_changes(value=new),
+                                                              new_call.args[1]])
+            details.append(f"{_code(value.value).strip()} -> {_code(new).strip()}")
     if not swaps:
         return updated
     new = updated.visit(_Swap(swaps))
     ctx.edit("TRN005", None, node=original.body[0], api="Tensor.__format__",
-             detail=f"{', '.join(dict.fromkeys(details))} formatted through .item()")
+             detail=f"formatted as Python numbers: {', '.join(dict.fromkeys(details))}")
     return new
 
 

@@ -626,3 +626,28 @@ def test_format_specs_on_tensors_in_str_format_and_f_strings():
         """,
         edits=None,
     )
+
+
+def test_format_specs_on_values_of_unknown_kind():
+    assert_ports(
+        """
+            import torch
+            test_losses = [torch.tensor(0.5)]
+            correct = torch.tensor([1, 0]).sum()
+            def report(loss, hits):
+                print("Test Loss: {:.3f}.. {:d} {}".format(loss, hits, loss))
+                print(f"{loss:.2%} {hits=:d} {loss!r:>4} {len(test_losses):d} {loss.item():.2f}")
+            line = "{:.3f}".format(test_losses[-1]) + format(correct, "03d")
+        """,
+        """
+            import mindspore
+            import operator
+            test_losses = [mindspore.Tensor(0.5)]
+            correct = mindspore.Tensor([1, 0]).sum()
+            def report(loss, hits):
+                print("Test Loss: {:.3f}.. {:d} {}".format(float(loss), operator.index(hits), loss))
+                print(f"{float(loss):.2%} hits={operator.index(hits):d} {loss!r:>4} {len(test_losses):d} {loss.item():.2f}")
+            line = "{:.3f}".format(test_losses[-1].item()) + format(correct.item(), "03d")
+        """,
+        edits={"IMP001", "DAT001", "TRN005", "TNS001"},
+    )

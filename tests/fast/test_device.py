@@ -208,12 +208,12 @@ def test_inplace_random_fill_flagged():
         """
             import torch
             x = torch.zeros(3)
-            x.uniform_(-1, 1)
+            x.bernoulli_(0.5)
         """,
         """
             import mindspore
             x = mindspore.ops.zeros(3)
-            x.uniform_(-1, 1)  # msmagic: RNG004 .uniform_() is Ascend-only in MindSpore; fill the tensor another way
+            x.bernoulli_(0.5)  # msmagic: RNG004 .bernoulli_() is Ascend-only in MindSpore; fill the tensor another way
         """,
         edits={"FUN009", "IMP001"},
         findings={"RNG004"},

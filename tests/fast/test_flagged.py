@@ -24,13 +24,13 @@ def test_method_on_unknown_receiver():
     assert_ports(
         """
             import torch
-            def last_dim(t):
-                return t.transpose(0, 1)
+            def spread(t):
+                return t.std()
         """,
         """
             import mindspore
-            def last_dim(t):
-                return t.transpose(0, 1)  # msmagic: GEN002 cannot tell whether the receiver of .transpose() is a tensor; left unchanged
+            def spread(t):
+                return t.std()  # msmagic: GEN002 cannot tell whether the receiver of .std() is a tensor; left unchanged
         """,
         edits={"IMP001"},
         findings={"GEN002"},
@@ -846,10 +846,10 @@ def test_transformer_custom_activation():
         """
             import mindspore
             import mindspore.nn as nn
-            layer = nn.TransformerEncoderLayer(8, 2, activation=mindspore.ops.tanh)  # msmagic: ATN002 activation must be 'relu' or 'gelu' in MindSpore
+            layer = nn.TransformerEncoderLayer(8, 2, activation=mindspore.ops.tanh)  # msmagic: FUN018 torch.tanh referenced, arguments not ported; ATN002 activation must be 'relu' or 'gelu' in MindSpore
         """,
-        edits={"ATN002", "FUN013", "IMP001"},
-        findings={"ATN002"},
+        edits={"ATN002", "FUN018", "IMP001"},
+        findings={"ATN002", "FUN018"},
     )
 
 

@@ -881,3 +881,76 @@ def test_range_and_numpy_index_arrays_are_wrapped():
         """,
         edits={"IMP001", "FUN009", "DAT001", "IDX010"},
     )
+
+
+def test_member_chain_after_a_renamed_attribute():
+    assert_ports(
+        """
+            import torch
+            import torch.nn as nn
+            emb = nn.Embedding(6, 3)
+            emb.weight.data = torch.zeros(6, 3)
+            emb.weight.data.copy_(torch.ones(6, 3))
+            rows = emb.weight.shape[0]
+        """,
+        """
+            import mindspore
+            import mindspore.nn as nn
+            from mindspore.common.initializer import Normal
+            emb = nn.Embedding(6, 3, embedding_table=Normal(1.0))
+            emb.embedding_table.data = mindspore.ops.zeros((6, 3))
+            emb.embedding_table.data.copy_(mindspore.ops.ones((6, 3)))
+            rows = emb.embedding_table.shape[0]
+        """,
+    )
+
+
+def test_layer_attributes_renamed_or_flagged_by_layer_kind():
+    assert_ports(
+        """
+            import torch.nn as nn
+            conv = nn.Conv2d(4, 6, 3, groups=2)
+            ln = nn.LayerNorm(6, eps=1e-6)
+            g = conv.groups
+            e = ln.eps
+            mode = conv.padding_mode
+        """,
+        """
+            import mindspore.nn as nn
+            conv = nn.Conv2d(4, 6, 3, group=2, has_bias=True, pad_mode='valid')
+            ln = nn.LayerNorm((6,), epsilon=1e-6)
+            g = conv.group
+            e = ln.epsilon
+            mode = conv.padding_mode  # msmagic: LAY008 Conv2d.padding_mode has no MindSpore counterpart
+        """,
+        edits={"IMP001", "LAY002", "NRM001", "LAY007"},
+        findings={"LAY008"},
+    )
+
+
+def test_layer_attribute_of_unknown_receiver_is_chosen_when_run():
+    assert_ports(
+        """
+            import torch.nn as nn
+            layers = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 2)])
+            sizes = [each.out_features for each in layers]
+            def fan_in(layer):
+                return layer.in_features
+            def rows(model):
+                return model.embedding.num_embeddings
+            def resize(layer):
+                layer.out_features = 3
+        """,
+        """
+            import mindspore.nn as nn
+            layers = nn.CellList([nn.Dense(4, 8), nn.Dense(8, 2)]).set_train()
+            sizes = [(each.out_channels if isinstance(each, (nn.Dense, nn.BiDense)) else each.out_features) for each in layers]
+            def fan_in(layer):
+                return (layer.in_channels if isinstance(layer, nn.Dense) else layer.in_features)
+            def rows(model):
+                return (model.embedding.vocab_size if isinstance(model.embedding, nn.Embedding) else model.embedding.num_embeddings)
+            def resize(layer):
+                layer.out_features = 3  # msmagic: LAY007 .out_features is out_channels on a ported layer
+        """,
+        findings={"LAY007"},
+    )

@@ -75,7 +75,6 @@ def test_str_split_is_not_flagged_as_a_tensor_method():
             import mindspore
             words = line.split() + ["<eos>"]
             cols = row.split(",")
-            parts = x.split(2)  # msmagic: GEN002 cannot tell whether the receiver of .split() is a tensor; left unchanged
+            parts = x.split(2)
         """,
-        findings={"GEN002"},
     )

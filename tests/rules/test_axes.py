@@ -45,10 +45,24 @@ def test_transpose_method_on_2d_and_4d():
     check(src, "t", "q", rule="AXS001")
 
 
-def test_transpose_unknown_receiver_is_flagged_not_rewritten():
-    r = msmagic.port("import torch\ndef f(a):\n    return a.transpose(0, 1)\n")
-    assert "a.transpose(0, 1)" in r.code
-    assert [f.rule_id for f in r.unsupported] == ["GEN002"]
+def test_two_axis_transpose_of_an_unknown_receiver_is_a_swap():
+    # uvadlc: torch.matmul(q, k.transpose(-2, -1)) in a function receiving q and k; the
+    # swap is also what NumPy computes for a 2-D array's transpose(1, 0)
+    run = check(X + (
+        "import numpy as np\n"
+        "def logits(q, k):\n    return torch.matmul(q, k.transpose(-2, -1))\n"
+        "def flip(a):\n    return a.transpose(1, 0)\n"
+        "def named(a):\n    return a.transpose(dim0=0, dim1=2)\n"
+        "y = logits(x, x)\nz = named(x)\n"
+        "m = flip(np.arange(6.0).reshape(2, 3))\n"
+    ), "y", "z", "m", rule="AXS001")
+    assert "k.swapaxes(-2, -1)" in run.port.code and "a.swapaxes(1, 0)" in run.port.code
+    assert not run.port.unsupported
+
+
+def test_transpose_of_an_unknown_receiver_with_computed_axes_is_left_alone():
+    r = msmagic.port("import torch\ndef f(a, d):\n    return a.transpose(d, 0), a.transpose(1, 0, 2)\n")
+    assert "return a.transpose(d, 0), a.transpose(1, 0, 2)" in r.code
 
 
 @pytest.mark.parametrize("call,expect", [

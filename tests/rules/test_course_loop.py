@@ -208,6 +208,34 @@ def test_format_specs_print_the_same_text():
         assert run.torch_ns[name] == run.ms_ns[name], (run.torch_ns[name], run.ms_ns[name])
 
 
+def test_format_specs_of_values_the_port_cannot_type():
+    # udacity intro part 5: "Test Loss: {:.3f}".format(test_losses[-1]) with a list of
+    # tensors, a function's parameters, a self-documenting field and format(); values the
+    # port cannot type are formatted through float()/operator.index(), plain numbers kept
+    run = _run(DATA + src("""
+        model = nn.Linear(2, 3)
+        test_losses = []
+        for i in range(2):
+            test_loss = 0
+            test_loss += nn.functional.cross_entropy(model(X), y)
+            test_losses.append(test_loss / 2)
+        correct = (model(X).argmax(1) == y).sum()
+        def report(loss, hits):
+            return "Test Loss: {:.3f}.. {:d} hits, {:.1%}".format(loss, hits, loss)
+        line = report(test_losses[-1], correct)
+        fields = f"{test_losses[-1]:.4f} {test_losses[0]=:.2f} {correct=:03d}"
+        width = format(correct, "04d") + format(test_losses[0], ".3e")
+        numbers = report(0.25, 3) + "{:.2f} {:d} {:>4} {:.4f}".format(0.5, 3, 'x', test_losses[0].item())
+    """))
+    code = run.port.code
+    assert '.format(float(loss), operator.index(hits), float(loss))' in code, code
+    assert "test_losses[0]={float(test_losses[0]):.2f}" in code and "correct={correct.item():03d}" in code
+    assert '.format(0.5, 3, ' in code and "import operator" in code
+    assert "TRN005" in rules(run)
+    for name in ("line", "fields", "width", "numbers"):
+        assert run.torch_ns[name] == run.ms_ns[name], (run.torch_ns[name], run.ms_ns[name])
+
+
 def test_a_flagged_step_is_left_runnable_in_pytorch_terms():
     out = msmagic.port(DATA + src("""
         model = nn.Linear(2, 3)

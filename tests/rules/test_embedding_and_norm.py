@@ -116,3 +116,34 @@ def test_layer_norm_without_affine_is_flagged(arg):
     assert "NRM001" in findings(run)
     assert arg not in run.port.code and "has no MindSpore equivalent" in run.port.code
     ast.parse(run.port.code)
+
+
+def test_embedding_table_written_through_data_and_copy_in_a_chain():
+    # bentrevett: model.embedding.weight.data = pretrained; the table read back, in place
+    # copies and shapes: every member in the chain is ported, in a class and after it
+    run = run_pair(HEAD + (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.embedding = nn.Embedding(6, 3)\n"
+        "    def forward(self, ids):\n"
+        "        return self.embedding(ids)\n"
+        "    def table_shape(self):\n"
+        "        return tuple(self.embedding.weight.shape)\n"
+        "model = Net()\n"
+        "pretrained = torch.arange(18.0).reshape(6, 3)\n"
+        "model.embedding.weight.data = pretrained\n"
+        "first = model(torch.tensor([[1, 5]]))\n"
+        "with torch.no_grad():\n"
+        "    model.embedding.weight.data.copy_(pretrained * 2)\n"
+        "second = model(torch.tensor([[1, 5]]))\n"
+        "read = model.embedding.weight.data\n"
+        "shape = model.table_shape()\n"
+        "rows = model.embedding.weight.shape[0]\n"
+    ))
+    code = run.port.code
+    assert "model.embedding.embedding_table.data = pretrained" in code
+    assert "model.embedding.embedding_table.data.copy_(pretrained * 2)" in code
+    assert "tuple(self.embedding.embedding_table.shape)" in code
+    assert not run.port.unsupported, run.port.unsupported
+    assert_all_match(run, "first", "second", "read", "shape", "rows")

@@ -311,3 +311,88 @@ def test_functional_conv1d_and_transposed_1d_3d_layers():
                 "z3 = up3(x.reshape(1, 3, 7, 2, 1)[..., :1].repeat(1, 1, 1, 1, 2))\n",
                 "y", "z1", "z3", "up1.bias", "up3.weight", rule="LAY003", atol=1e-5)
     assert "nn.Conv1dTranspose(3, 2, 3" in run.port.code and "has_bias=True" in run.port.code
+
+
+# ------------------------------------------------------------------ layer attributes (LAY007)
+
+
+def test_renamed_layer_attributes_read_the_same():
+    run = pair(
+        "bil = nn.Bilinear(2, 3, 4)\n"
+        "conv = nn.Conv2d(4, 6, 3, groups=2)\n"
+        "up = nn.ConvTranspose2d(4, 6, 3, groups=2)\n"
+        "ln = nn.LayerNorm(6, eps=1e-6)\n"
+        "gn = nn.GroupNorm(2, 4)\n"
+        "pr = nn.PReLU()\n"
+        "act = nn.LeakyReLU(0.2)\n"
+        "smin = nn.Softmin(dim=1)\n"
+        "unf = nn.Unflatten(1, (2, 2))\n"
+        "bn3 = nn.BatchNorm3d(5, eps=1e-3)\n"
+        "sizes = (bil.in1_features, bil.in2_features, bil.out_features)\n"
+        "groups = (conv.groups, up.groups)\n"
+        "eps = (ln.eps, bn3.eps, bn3.num_features)\n"
+        "gn_scale, gn_shift, slope = gn.weight, gn.bias, pr.weight\n"
+        "axes = (act.negative_slope, smin.dim, unf.dim)\n"
+    )
+    code = run.port.code
+    for text in ("bil.in1_channels", "conv.group, up.group", "ln.epsilon", "bn3.bn2d.eps", "bn3.bn2d.num_features",
+                 "gn.gamma, gn.beta, pr.w", "act.alpha, smin.axis, unf.axis"):
+        assert text in code, code
+    assert not run.port.unsupported, run.port.unsupported
+    assert run.agree("sizes", "groups", "eps", "gn_scale", "gn_shift", "slope", "axes")
+    assert_idempotent(run)
+
+
+def test_layer_attributes_of_unknown_receivers_choose_at_run_time():
+    # a loop over a ModuleList, a function's parameter, a method of a Module, and objects
+    # that are no layer at all but have such attributes: each reads what PyTorch reads
+    run = pair(
+        "class Custom(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.in_features = 7\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.hidden = nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 6)])\n"
+        "        self.emb = nn.Embedding(5, 3)\n"
+        "    def widths(self):\n"
+        "        return [layer.out_features for layer in self.hidden]\n"
+        "class Plain:\n"
+        "    out_features = 11\n"
+        "def describe(model):\n"
+        "    first = model.hidden[0]\n"
+        "    return first.in_features, model.emb.num_embeddings, model.emb.embedding_dim\n"
+        "def width(layer):\n"
+        "    return layer.out_features * 2\n"
+        "net = Net()\n"
+        "sizes = [each.out_features for each in net.hidden]\n"
+        "own = net.widths()\n"
+        "described = describe(net)\n"
+        "twice = (width(net.hidden[1]), width(Plain()))\n"
+        "custom = Custom().in_features\n"
+    )
+    code = run.port.code
+    assert "(each.out_channels if isinstance(each, (nn.Dense, nn.BiDense)) else each.out_features)" in code
+    assert "custom = Custom().in_features" in code  # a known user Module keeps its attribute
+    assert not run.port.unsupported, run.port.unsupported
+    assert run.agree("sizes", "own", "described", "twice", "custom")
+    assert run.torch_ns["twice"] == (12, 22)
+    assert_idempotent(run)
+
+
+def test_layer_attributes_without_counterpart_are_flagged():
+    src = HEAD + (
+        "conv = nn.Conv2d(4, 6, 3)\nmode = conv.padding_mode\n"
+        "drop = nn.Dropout2d(0.3)\nrate = drop.p\n"
+        "bn = nn.BatchNorm2d(4)\nbn.momentum = 0.01\n"
+        "pool = nn.MaxPool1d(2)\nk = pool.kernel_size\n"
+        "def resize(layer):\n    layer.out_features = 3\n"
+    )
+    r = msmagic.port(src)
+    found = {(f.api, f.rule_id) for f in r.unsupported}
+    assert {("torch.nn.Conv2d.padding_mode", "LAY008"), ("torch.nn.Dropout2d.p", "LAY008"),
+            ("torch.nn.BatchNorm2d.momentum", "LAY008"), ("torch.nn.MaxPool1d.kernel_size", "LAY008"),
+            (".out_features", "LAY007")} <= found, found
+    assert "layer.out_features = 3  # msmagic: LAY007" in r.code
+    ast.parse(r.code)

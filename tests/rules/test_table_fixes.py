@@ -79,3 +79,19 @@ def test_bincount_with_weights_is_flagged():
     """))
     assert "TBL003" in {f.rule_id for f in r.unsupported}
     assert "torch.bincount(labels, weights=w)" in r.code
+
+
+def test_var_and_std_run_on_cpu_under_gradients_and_in_float64():
+    # MindSpore 2.10 (CPU) computes var/std, also when differentiated (normalising with
+    # batch statistics in a loss) and in float64: no missing kernel surfaces later
+    run = check(src("""
+        import torch
+        x = torch.linspace(-1, 2, 24).reshape(4, 6).requires_grad_(True)
+        w = torch.ones(6, requires_grad=True)
+        z = ((x * w) - (x * w).mean(dim=0)) / (x * w).std(dim=0)
+        loss = (z ** 2).sum() + (x * w).var(dim=1).sum()
+        loss.backward()
+        gw = w.grad
+        d = x.double().var(1, keepdim=True)
+    """), "z", "loss", "gw", "d")
+    assert "var(axis=1, ddof=1)" in run.port.code
