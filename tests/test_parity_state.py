@@ -253,6 +253,27 @@ def test_a_file_written_through_a_file_object_is_left_loadable(ip, in_tmp):
     assert torch.equal(loaded["w"], torch.arange(3.0))
 
 
+def test_a_pytorch_save_the_port_kept_does_not_overwrite_the_users_file(ip, in_tmp):
+    """torch.save of an object the port cannot map stays PyTorch on the MindSpore side and
+    writes from native code: it must not replace the PyTorch side's file."""
+    ip.user_ns["kept"] = src("""
+        import mindspore
+        import torch
+        state = {"w": mindspore.ops.arange(3.0)}
+        torch.save(state, "our_model.tar")
+    """)
+    cell = src("""
+        import torch
+        state = {"w": torch.arange(3.0)}
+        torch.save(state, "our_model.tar")
+    """)
+    rep, _ = parity_cell(ip, cell, "--against kept")
+    assert rep.ms_error is None, explain(rep)
+    assert os.listdir(in_tmp) == ["our_model.tar"]
+    loaded = torch.load(in_tmp / "our_model.tar", weights_only=True)
+    assert torch.equal(loaded["w"], torch.arange(3.0))
+
+
 def test_text_files_are_written_once_and_compared(ip, in_tmp):
     cell = src("""
         import torch
@@ -311,6 +332,22 @@ def test_an_error_mindspore_raises_when_a_value_is_read_is_the_statements(ip):
     assert rep.ms_error.lines == (3, 3)
     assert "InplaceFillScalar" in rep.ms_error.message
     assert torch.equal(ip.user_ns["s"], torch.full((3,), 2.0))
+
+
+def test_a_lazy_error_after_a_divergence_is_still_the_statements_that_bound_the_value(ip):
+    """After the first divergence values are no longer compared after each statement:
+    the value a statement bound is read right after it all the same."""
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        a = mindspore.ops.ones(3) + 1
+        t = mindspore.ops.zeros(3).fill_(1.0)
+        s = t * 2
+    """)
+    cell = "import torch\na = torch.ones(3)\nt = torch.zeros(3).fill_(1.0)\ns = t * 2\n"
+    rep, _ = parity_cell(ip, cell, "--against ms_code")
+    assert rep.first_divergence is not None and rep.first_divergence.names == ["a"], explain(rep)
+    assert rep.ms_error is not None and rep.ms_error.statement == 2, explain(rep)
+    assert "InplaceFillScalar" in rep.ms_error.message
 
 
 def test_a_lazy_error_in_a_modules_parameter_is_the_statements_that_changed_it(ip):

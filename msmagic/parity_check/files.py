@@ -12,7 +12,7 @@ real place (data sets, files written by plain cells or by the PyTorch side).
 
 While the MindSpore side runs, Python's file functions take that view:
 ``open``/``io.open`` (and MindSpore's checkpoint file system, which holds ``open``),
-``os.open``, ``os.stat``/``os.lstat`` (hence ``os.path.exists``, ``isfile``, ``getsize``,
+``torch.save`` (a PyTorch call the port kept writes from native code), ``os.open``, ``os.stat``/``os.lstat`` (hence ``os.path.exists``, ``isfile``, ``getsize``,
 ``pathlib``), ``os.listdir`` (both folders' entries), ``os.remove``/``os.unlink`` (a
 file the MindSpore side did not write is hidden from it, not removed),
 ``os.rename``/``os.replace`` and ``os.chmod``. A folder is created for real (creating
@@ -297,6 +297,14 @@ class ShadowFiles:
             real["stat"](files.read_path(path, target))
             return None  # the permissions of the PyTorch side's file are left alone
 
+        def saving(obj, f, *args, **kwargs):
+            # a PyTorch call the port kept: torch.save writes a path from native code
+            path = _abspath(f)
+            if files._redirected(path):
+                written.setdefault(path, set()).add("wb")
+                f = files.write_path(f, False, real)
+            return real_save(obj, f, *args, **kwargs)
+
         def making(path, mode=0o777, *, dir_fd=None):
             target = _abspath(path)
             if dir_fd is None and files._redirected(target) and target not in files._made:
@@ -320,6 +328,10 @@ class ShadowFiles:
         if fs is not None and getattr(fs, "backend", "basic") == "basic":
             saved_fs = (_unwrapped(fs.create), _unwrapped(fs.open))
             fs.create = fs.open = opening
+        torch = __import__("sys").modules.get("torch")
+        real_save = getattr(torch, "save", None)
+        if real_save is not None:
+            patched[(torch, "save")] = saving
         previous = {key: getattr(*key) for key in patched}
         for (owner, name), fn in patched.items():
             setattr(owner, name, fn)

@@ -5,7 +5,8 @@ first read: ``Tensor.fill_`` (no CPU kernel for ``InplaceFillScalar``), ``Tensor
 (``InplaceNormal``)... The statement itself succeeds; the error comes when msmagic
 compares the value, or in whichever later statement reads it first. So right after a
 MindSpore statement runs, :func:`settle` reads what the statement may have changed in
-place and its value (what it bound is read when it is compared, right after), and
+place and its value (what it bound is read when it is compared, right after; once values
+are no longer compared after each statement, it reads those too), and
 :func:`deferred_errors` turns an error MindSpore raises while values are synchronised or
 compared into the MindSpore side's error at the statement that produced them, instead of
 a failure of msmagic.

@@ -302,10 +302,13 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
                                   filenames[1], run, "mindspore", budget, last_expr)
             # MindSpore raises some kernel errors when a value is first read: read what
             # the statement changed in place and its value now, so such an error is this
-            # statement's (what it bound is read when it is compared, right after)
+            # statement's (what it bound is read when it is compared, right after, unless
+            # nothing is compared after each statement any more)
+            compared = each_step and run.first_divergence is None
+            read = step.names - set(step.bound) if compared else step.names | set(step.bound)
             t0 = time.perf_counter()
             try:
-                settle([mns[m] for m in sorted(step.names - set(step.bound)) if m in mns]
+                settle([mns[m] for m in sorted(read) if m in mns]
                        + ([value] if value is not _NO_VALUE else []))
             finally:  # waiting for MindSpore to compute them is its time
                 run.timings["mindspore"] += time.perf_counter() - t0
