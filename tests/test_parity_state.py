@@ -12,7 +12,7 @@ import torch
 from IPython.utils.capture import capture_output
 
 import msmagic
-from msmagic.parity_check import MATCH
+from msmagic.parity_check import DIFFERS, MATCH, NOT_COMPARABLE
 
 
 @pytest.fixture
@@ -272,6 +272,31 @@ def test_a_pytorch_save_the_port_kept_does_not_overwrite_the_users_file(ip, in_t
     assert os.listdir(in_tmp) == ["our_model.tar"]
     loaded = torch.load(in_tmp / "our_model.tar", weights_only=True)
     assert torch.equal(loaded["w"], torch.arange(3.0))
+    # what the MindSpore side wrote is no MindSpore checkpoint: located at the statement
+    assert rep.row("file our_model.tar").status == NOT_COMPARABLE
+    assert rep.first_divergence is not None and rep.first_divergence.statement == 2
+
+
+def test_a_file_that_differs_diverges_at_the_statement_that_wrote_it(ip, in_tmp):
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        loss = 0.5
+        with open("log.txt", "w") as f:
+            f.write(f"loss {loss + 0.25}\\n")
+        done = 1
+    """)
+    cell = src("""
+        import torch
+        loss = 0.5
+        with open("log.txt", "w") as f:
+            f.write(f"loss {loss}\\n")
+        done = 1
+    """)
+    rep, _ = parity_cell(ip, cell, "--against ms_code")
+    row = rep.row("file log.txt")
+    assert row.status == DIFFERS and row.max_abs == pytest.approx(0.25), explain(rep)
+    assert rep.first_divergence.statement == 2 and rep.first_divergence.names == ["file log.txt"]
+    assert (in_tmp / "log.txt").read_text() == "loss 0.5\n"
 
 
 def test_text_files_are_written_once_and_compared(ip, in_tmp):

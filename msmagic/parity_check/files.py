@@ -405,7 +405,8 @@ def _compare_file(name, torch_path, ms_path, rtol, atol, modules, ms_name, state
         ms_tensors = _ms_checkpoint(ms_path)
         if ms_tensors is None:
             return Row(name, NOT_COMPARABLE, statement=statement,
-                       note="PyTorch wrote a checkpoint, the MindSpore side a file MindSpore cannot load as one")
+                       note="PyTorch wrote a checkpoint; the MindSpore side's file is no MindSpore "
+                            "checkpoint (a torch.save the port kept?)")
         return _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name, statement)
     arrays = _numpy_file(torch_path), _numpy_file(ms_path)
     if arrays[0] is not None and arrays[1] is not None:

@@ -406,6 +406,11 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
         with deferred_errors(run, last):
             rows, not_compared = compare_files(run.written, files, rtol, atol, modules, ms_name)
             run.rows.extend(rows)
+            # a file that differs diverged at the statement that last wrote it
+            bad = [r for r in rows if r.status != MATCH and r.statement >= 0]
+            if bad and each_step and run.first_divergence is None:
+                first = min(r.statement for r in bad)
+                run.first_divergence = (first, [r for r in bad if r.statement == first])
             run.notes.append(files_note(run.written, files, [r.name[5:] for r in rows], not_compared))
 
 
