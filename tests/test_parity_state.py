@@ -411,6 +411,7 @@ def test_a_later_cell_says_which_names_a_failed_cell_left_unset(ip):
     assert all(label in why and "line 4" in why for why in rep.stale.values()), (label, rep.stale)
     [note] = [n for n in rep.notes if "did not finish on the MindSpore side" in n]
     assert "`z`" in note and "`model`" in note and label in note
+    assert not any("from a plain cell" in n for n in rep.notes)  # it came from a parity cell
     # bound again by a cell that works: no longer stale
     parity_cell(ip, "model = nn.Linear(3, 2)\nz = x * 2\n")
     rep, _ = parity_cell(ip, "w = z + 1\nout = model(x)\n")

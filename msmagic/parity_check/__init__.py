@@ -150,7 +150,7 @@ def parity(
                 R.import_earlier_modules(session, shadow)
             state = shadow_state(shadow)
             stale = state.stale_inputs(steps)
-            bridged, notes = R.bridge(steps, user_ns, shadow)
+            bridged, notes = R.bridge(steps, user_ns, shadow, stale)
             restore = R.torch_default_device(opts.device)
             try:
                 run = R.execute(

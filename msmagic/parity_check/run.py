@@ -653,9 +653,10 @@ def import_earlier_modules(session, shadow: dict) -> None:
                 pass  # the cell itself will say what is missing
 
 
-def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], list[str]]:
+def bridge(steps: list[Step], user_ns: dict, shadow: dict, stale=()) -> tuple[list[str], list[str]]:
     """Copy into the shadow namespace the data the cell reads from the user's namespace
-    (tensors become MindSpore tensors); name the PyTorch modules that cannot be."""
+    (tensors become MindSpore tensors); name the PyTorch modules that cannot be (those in
+    ``stale`` come from a parity cell whose MindSpore side failed: its note says so)."""
     bridged: list[str] = []
     notes: list[str] = []
     bound: set[str] = set()
@@ -665,6 +666,8 @@ def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], l
                 continue
             value = user_ns[name]
             if is_torch_module(value):
+                if name in stale:
+                    continue
                 notes.append(
                     f"`{name}` is a PyTorch module from a plain cell: run the cell that "
                     f"defines `{name}` under %%ms_parity so its MindSpore port exists."

@@ -12,6 +12,7 @@ went on: a later cell that reads them says so in its report.
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -120,7 +121,7 @@ def _why(run, steps, stopped: int) -> str:
     a, b = step.torch_lines if step is not None else (0, 0)
     where = f"line {a}" if a == b else f"lines {a}-{b}"
     if run.ms_error is not None:
-        text = str(run.ms_error).strip().splitlines()
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(run.ms_error)).strip().splitlines()
         return (f"failed on the MindSpore side at {where} "
                 f"({type(run.ms_error).__name__}: {text[0][:120] if text else ''})").replace(": )", ")")
     if run.ms_timeout_statement is not None:
