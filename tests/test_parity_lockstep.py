@@ -110,21 +110,3 @@ def test_draws_in_a_function_called_in_a_loop_are_replayed():
     report = msmagic.parity(source)
     assert report.ok, report.summary()
     assert report.row("total").status == MATCH
-
-
-def test_a_cell_that_writes_files_says_it_ran_twice(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    report = msmagic.parity(textwrap.dedent("""
-        import torch
-        x = torch.ones(2)
-        with open("log.txt", "a") as f:
-            f.write("one line\\n")
-        with open("out.txt", "w") as f:
-            f.write("done")
-    """))
-    assert report.ok, report.summary()
-    assert (tmp_path / "log.txt").read_text().count("one line") == 2  # what the note warns about
-    [note] = [n for n in report.notes if "ran once on each side" in n]
-    assert "wrote log.txt, out.txt twice" in note and "log.txt was appended to by both sides" in note
-    quiet = msmagic.parity("import torch\ny = torch.zeros(3)\n")
-    assert not any("ran once on each side" in n for n in quiet.notes)

@@ -8,7 +8,11 @@ module each:
 * :mod:`~msmagic.parity_check.run` -- both sides execute the steps in lockstep (namespaces,
   bridging, devices, time limits, errors);
 * :mod:`~msmagic.parity_check.sync` -- fresh modules and random draws are copied from PyTorch
-  to MindSpore, through the port's parameter-name maps;
+  to MindSpore, through the port's parameter-name maps (with :mod:`.draws` for the draws
+  made while a statement runs and Python's and NumPy's random state, :mod:`.gradients`
+  for optimizer steps, :mod:`.files` for the files each side writes; :mod:`.lazy` gives
+  errors MindSpore raises late to their statement; :mod:`.state` is what the MindSpore
+  side keeps across cells);
 * :mod:`~msmagic.parity_check.compare` -- what both sides bound is compared;
 * :mod:`~msmagic.parity_check.report` -- the :class:`ParityReport`, plain data.
 
@@ -110,6 +114,7 @@ def parity(
     from msmagic.parity_check import run as R
     from msmagic.parity_check.options import ParityOptions
     from msmagic.parity_check.plan import plan_against, plan_steps
+    from msmagic.parity_check.state import shadow_state, stale_note
     from msmagic.signals import interrupts_from_mindspore, restore_sigint
 
     started = time.perf_counter()
@@ -136,15 +141,16 @@ def parity(
                 R.seed_all(opts.seed)
             user_ns = user_ns if user_ns is not None else {"__name__": "__main__"}
             shadow = shadow if shadow is not None else R.shadow_namespace()
-            # functions defined in a namespace without __name__ get __module__ None, which
-            # MindSpore's autodiff cannot handle
-            shadow.setdefault("__name__", "__msmagic_shadow__")
+            # the module names a notebook cell runs with (``if __name__ == "__main__":``)
+            R.main_module_names(shadow, user_ns)
             steps = plan_steps(source, port, opts.against, against_plan)
             filenames = R.filenames_for_run(source, opts.against if opts.against is not None else port.code)
             # run, synchronising and comparing after each step
             if session is not None:
                 R.import_earlier_modules(session, shadow)
-            bridged, notes = R.bridge(steps, user_ns, shadow)
+            state = shadow_state(shadow)
+            stale = state.stale_inputs(steps)
+            bridged, notes = R.bridge(steps, user_ns, shadow, stale)
             if opts.against is None:
                 notes = notes + _define_revised(port, shadow)
             restore = R.torch_default_device(opts.device)
@@ -155,18 +161,22 @@ def parity(
                     steps, user_ns, shadow, port=port,
                     sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
                     each_step=True, keep_output=True, filenames=filenames, progress=progress,
-                    skip_unchanged_copies=True,
+                    skip_unchanged_copies=True, files_apart=True,
                 )
             finally:
                 restore()
+            state.after_run(run, steps, user_ns, shadow)
         finally:
             # MindSpore's worker threads install a native SIGINT handler that ends the
             # process on Ctrl-C: Ctrl-C after the run is a KeyboardInterrupt again
             restore_sigint()
             if shown_progress is not None:
                 shown_progress.stop()
+    if stale:
+        notes.append(stale_note(stale, bridged))
     report = _report(source, opts, port, steps, run, bridged, notes, filenames, started,
                      port_seconds=ported - started, import_seconds=imports)
+    report.stale = {name: str(why) for name, why in stale.items()}
     if shown_progress is not None:
         shown_progress.finish(f"msmagic parity: ran {len(steps)} statements on each side in "
                               f"{report.timings['total']:.1f} s (report below)")
@@ -238,7 +248,7 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
             port_seconds=0.0, import_seconds=0.0):
     """The ParityReport of a run."""
     from msmagic.parity_check.report import Divergence, ParityReport, StatementError
-    from msmagic.parity_check.run import readable_traceback, written_twice
+    from msmagic.parity_check.run import readable_traceback
     from msmagic.result import PortResult, Statement
 
     shown = port
@@ -314,9 +324,6 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
             + ". They come from MindSpore's own internals or from a target with no replacement "
             "that runs on this device, not from your code."
         )
-    twice = written_twice(run)
-    if twice:
-        report.notes.append(twice)
     if run.timed_out:
         report.notes.append(f"The {run.timed_out} side ran past --timeout {opts.timeout:g} s and was stopped.")
     if run.interrupted:

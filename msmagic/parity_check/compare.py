@@ -100,11 +100,22 @@ def to_numpy(v):
     return None
 
 
-def to_mindspore(v):
+def to_mindspore(v, name: str = "Parameter"):
+    """A MindSpore tensor of ``v``'s values; a torch ``nn.Parameter`` becomes a MindSpore
+    Parameter (named ``name``, ``requires_grad`` kept)."""
     import mindspore
 
     arr = to_numpy(v)
-    return mindspore.Tensor(arr) if arr is not None else v
+    if arr is None:
+        return v
+    if _is_torch_parameter(v):
+        return mindspore.Parameter(mindspore.Tensor(arr), name=name, requires_grad=bool(v.requires_grad))
+    return mindspore.Tensor(arr)
+
+
+def _is_torch_parameter(v) -> bool:
+    torch = __import__("sys").modules.get("torch")
+    return torch is not None and isinstance(v, torch.nn.Parameter)
 
 
 def comparable(v) -> bool:

@@ -10,6 +10,10 @@ MindSpore side runs the same step, MindSpore's functions of the same name in
 call still draws, and its result is replaced by the next recorded PyTorch draw when that
 has the same shape. A draw of another shape stops the replay for the rest of the step
 (the two sides no longer draw in the same order) and is reported.
+
+Python's and NumPy's own random state (``random``, ``numpy.random`` and the generator
+objects a cell binds) is the same library on both sides: :class:`HostRandom` gives the
+MindSpore side of every statement the state the PyTorch side started it with.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import functools
 import sys
 from typing import Optional
 
-__all__ = ["DrawReplay", "FACTORIES"]
+__all__ = ["DrawReplay", "FACTORIES", "HostRandom", "is_host_generator", "random_apis", "replayable", "initialiser"]
 
 #: PyTorch's random factories whose ``mindspore.ops`` port has the same name
 FACTORIES = ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm",
@@ -28,6 +32,23 @@ FACTORIES = ("randn", "rand", "randint", "randn_like", "rand_like", "randint_lik
 
 #: recorded draws kept at most per step (bytes); later draws are not replayed
 MAX_BYTES = 1 << 28
+
+
+def random_apis(tags) -> list[str]:
+    """The PyTorch APIs that draw random numbers in a statement (its ``random:<api>`` tags)."""
+    return [t.split(":", 1)[1] for t in tags if t.startswith("random:")]
+
+
+def replayable(api: str) -> bool:
+    """A draw this module replays: one of PyTorch's random factories (``torch.randn``)."""
+    return api.startswith("torch.") and api.count(".") == 1 and api[6:] in FACTORIES
+
+
+def initialiser(api: str) -> bool:
+    """A random initialiser of ``torch.nn.init`` (``nn.init.normal_``) or a tensor's
+    in-place random fill (``w.data.normal_(std=0.01)``): it fills a tensor in place with
+    draws no replay covers."""
+    return api.startswith(("nn.init.", "torch.nn.init.")) or (api.startswith("Tensor.") and api.endswith("_"))
 
 
 class DrawReplay:
@@ -113,9 +134,8 @@ class DrawReplay:
         """Did the MindSpore side of the step just run take all of PyTorch's draws, and are
         they all the draws the port knows the statement makes (``tags``: its
         ``random:<api>`` tags)? Then what it bound is compared, not copied."""
-        apis = [t.split(":", 1)[1] for t in tags if t.startswith("random:")]
-        return self.complete and bool(apis) and all(
-            a.startswith("torch.") and a.count(".") == 1 and a[6:] in FACTORIES for a in apis)
+        apis = random_apis(tags)
+        return self.complete and bool(apis) and all(replayable(a) for a in apis)
 
     def _replayer(self, name: str, fn, statement: int):
         replay = self
@@ -148,3 +168,117 @@ class DrawReplay:
         each = ", ".join(f"{name} ×{n}" for name, n in sorted(self.replayed.items()))
         return (f"PyTorch's values used for {total} draw{'s' if total != 1 else ''} made while "
                 f"statements ran ({each})")
+
+
+# ----------------------------------------------------------------------------- host random state
+
+
+def is_host_generator(value) -> bool:
+    """A random generator of Python's or NumPy's (``random.Random``,
+    ``numpy.random.Generator``, ``numpy.random.RandomState``)."""
+    import random
+
+    if isinstance(value, random.Random):
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, (np.random.Generator, np.random.RandomState))
+
+
+def _generator_state(value):
+    import random
+
+    if isinstance(value, random.Random):
+        return value.getstate()
+    if hasattr(value, "bit_generator"):  # numpy.random.Generator
+        return value.bit_generator.state
+    return value.get_state()  # numpy.random.RandomState
+
+
+def _set_generator_state(value, state) -> None:
+    import random
+
+    if isinstance(value, random.Random):
+        value.setstate(state)
+    elif hasattr(value, "bit_generator"):
+        value.bit_generator.state = state
+    else:
+        value.set_state(state)
+
+
+class HostRandom:
+    """Python's and NumPy's random state, the same for both sides of every statement.
+
+    Both sides share the ``random`` and ``numpy.random`` modules: left alone, the
+    MindSpore side of ``random.shuffle(words)`` would continue from the state the PyTorch
+    side left and shuffle differently. So does PyTorch's own CPU generator, for the
+    PyTorch calls a port keeps (a ``SubsetRandomSampler`` msmagic has no mapping for). So the state is captured before the PyTorch side
+    runs a statement and put back before the MindSpore side runs it; afterwards the state
+    the PyTorch side left is put back, so the notebook ends as if the plain cell had run.
+    A generator object bound to a name (``rng = np.random.default_rng()``) is a separate
+    object on each side: the MindSpore side's takes the state PyTorch's had when the
+    statement began. ``names``: the names holding such generators (kept across cells).
+    """
+
+    def __init__(self, names: set) -> None:
+        self.names = names
+        self.start = self.end = None
+        self.generators: dict = {}
+
+    @staticmethod
+    def _capture():
+        import random
+
+        np = sys.modules.get("numpy")
+        torch = sys.modules.get("torch")
+        return (random.getstate(), np.random.get_state() if np is not None else None,
+                torch.random.get_rng_state() if torch is not None else None)
+
+    @staticmethod
+    def _restore(state) -> None:
+        import random
+
+        python, numpy_state, torch_state = state
+        random.setstate(python)
+        np = sys.modules.get("numpy")
+        if numpy_state is not None and np is not None:
+            np.random.set_state(numpy_state)
+        if torch_state is not None:
+            sys.modules["torch"].random.set_rng_state(torch_state)
+
+    @contextlib.contextmanager
+    def torch_side(self, step, tns: dict):
+        """While the PyTorch side of ``step`` runs: the states it starts from and ends with."""
+        for name in step.names:
+            if name not in self.names and is_host_generator(tns.get(name)):
+                self.names.add(name)
+        self.generators = {n: (tns[n], _generator_state(tns[n])) for n in self.names
+                           if is_host_generator(tns.get(n))}
+        self.start = self._capture()
+        try:
+            yield
+        finally:
+            self.end = self._capture()
+
+    @contextlib.contextmanager
+    def ms_side(self, mns: dict):
+        """While the MindSpore side of the same statement runs: it starts from PyTorch's
+        state; PyTorch's end state is put back after it."""
+        if self.start is None:
+            yield
+            return
+        self._restore(self.start)
+        for name, (torch_value, state) in self.generators.items():
+            value = mns.get(name)
+            if type(value) is type(torch_value) and value is not torch_value:
+                _set_generator_state(value, state)
+        try:
+            yield
+        finally:
+            self._restore(self.end)
+            self.start = None
+
+    def learn(self, step, tns: dict) -> None:
+        """After a statement: the generators it bound are followed from now on."""
+        for name in step.bound:
+            if is_host_generator(tns.get(name)):
+                self.names.add(name)

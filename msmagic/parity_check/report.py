@@ -75,6 +75,10 @@ class ParityReport:
     #: the value of the cell's last expression on the PyTorch side (what the plain cell
     #: would have displayed)
     value: Any = field(default=None, repr=False)
+    #: names the cell read that an earlier parity cell left unset or half-updated on the
+    #: MindSpore side (it failed, timed out or was interrupted there): name -> that cell
+    #: and what happened
+    stale: dict = field(default_factory=dict)
 
     #: which renderers show it (``msmagic.render`` dispatches on this)
     render_kind: ClassVar[str] = "parity"

@@ -5,7 +5,11 @@ shadow namespace (:func:`shadow_namespace` persists across ``%%ms_parity`` cells
 each step :class:`~msmagic.parity_check.sync.Synchroniser` copies fresh modules and random
 draws across, and what the step bound is compared to find the first divergence. Also
 here: time limits, devices and seeding, bridging plain-cell data into the shadow
-namespace, and readable errors. torch and mindspore are imported inside the functions.
+namespace, the module names it runs with (``__main__``, as a cell's), and readable errors.
+The files each side writes are kept apart (:mod:`~msmagic.parity_check.files`), errors
+MindSpore raises late are the statement's (:mod:`~msmagic.parity_check.lazy`), and what
+the MindSpore side keeps across cells is a :class:`~msmagic.parity_check.state.ShadowState`.
+torch and mindspore are imported inside the functions.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ import inspect
 import io
 import itertools
 import linecache
-import os
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -43,8 +47,12 @@ from msmagic.parity_check.compare import (
     to_mindspore,
     to_numpy,
 )
+from msmagic.parity_check.draws import is_host_generator
+from msmagic.parity_check.files import compare_files, files_note
+from msmagic.parity_check.lazy import deferred_errors, raised_late, settle
 from msmagic.parity_check.options import ParityOptions
 from msmagic.parity_check.plan import Step, plan_steps
+from msmagic.parity_check.state import shadow_state
 from msmagic.parity_check.sync import Synchroniser, learn
 from msmagic.signals import restore_sigint
 
@@ -58,7 +66,7 @@ __all__ = [
     "SideTimeout",
 ]
 
-_SHADOW: dict = {"__name__": "__msmagic_shadow__"}
+_SHADOW: dict = {"__name__": "__main__"}
 _RUNS = itertools.count(1)
 
 
@@ -95,7 +103,11 @@ class PairRun:
     #: the statement that was running when Ctrl-C came (None: between statements)
     interrupted_step: Optional[int] = None
     timed_out: Optional[str] = None  # "PyTorch" / "MindSpore"
+    #: the statement the MindSpore side was running when it ran past --timeout
+    ms_timeout_statement: Optional[int] = None
     steps: list = field(default_factory=list)
+    #: the pseudo file names the two sides' code runs under (PyTorch's, MindSpore's)
+    filenames: tuple = ("<PyTorch cell>", "<MindSpore code>")
     #: the value of the cell's last expression on the PyTorch side
     value: Any = None
     #: what the MindSpore side printed
@@ -104,8 +116,9 @@ class PairRun:
     notes: list[str] = field(default_factory=list)
     #: MindSpore's known deprecation messages kept off the output (their names)
     deprecations: list[str] = field(default_factory=list)
-    #: side -> {path: the modes the side's code opened it with for writing}: a cell runs
-    #: once per side, so what it writes to files it writes twice
+    #: side -> {absolute path: the modes the side's code opened it with for writing}: a
+    #: cell runs once per side; the MindSpore side's files go to its shadow folder
+    #: (:mod:`~msmagic.parity_check.files`)
     written: dict = field(default_factory=lambda: {"torch": {}, "mindspore": {}})
 
     @property
@@ -203,6 +216,7 @@ def execute(
     filenames: tuple[str, str] = ("<PyTorch cell>", "<MindSpore code>"),
     progress=None,
     skip_unchanged_copies: bool = False,
+    files_apart: bool = False,
 ) -> PairRun:
     """Run the steps on both sides in lockstep.
 
@@ -220,11 +234,15 @@ def execute(
     ``skip_unchanged_copies``: a module copied from PyTorch that nothing changed since is
     left out of the final comparison (the report lists it as synchronised); the mapping
     tests keep comparing such copies, which checks the parameter-name maps.
+    ``files_apart``: the MindSpore side's file writes go to the shadow namespace's folder
+    (:mod:`~msmagic.parity_check.files`); the mapping tests give each side a folder of
+    its own instead and check the files the port wrote there.
     """
-    run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps)
+    run = PairRun(port=port, torch_ns=tns, ms_ns=mns, steps=steps, filenames=filenames)
     if params is None:
         params = learn(getattr(port, "module_params", None) or {})
-    syncer = Synchroniser(run, params, enabled=sync, rtol=rtol, atol=atol)
+    syncer = Synchroniser(run, params, enabled=sync, rtol=rtol, atol=atol, state=shadow_state(mns),
+                          files_apart=files_apart)
     ms_name = syncer.ms_name
     bound_by: dict[str, int] = {}
     budget = {"torch": timeout, "mindspore": timeout}
@@ -259,7 +277,7 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
         report_progress(k, n, "PyTorch", step)
         syncer.before_torch(step)
         try:
-            with syncer.draws_recorded():
+            with syncer.torch_side(step, tns):
                 value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
                                   filenames[0], run, "torch", budget, last_expr)
         except SideTimeout:
@@ -279,13 +297,26 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
         report_progress(k, n, "MindSpore", step)
         first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
         try:
-            with syncer.draws_replayed(step):
+            with syncer.ms_side(step, mns):
                 value = _run_side(step.ms_code, first, step.ms_head, mns,
                                   filenames[1], run, "mindspore", budget, last_expr)
+            # MindSpore raises some kernel errors when a value is first read: read what
+            # the statement changed in place and its value now, so such an error is this
+            # statement's (what it bound is read when it is compared, right after, unless
+            # nothing is compared after each statement any more)
+            compared = each_step and run.first_divergence is None
+            read = step.names - set(step.bound) if compared else step.names | set(step.bound)
+            t0 = time.perf_counter()
+            try:
+                settle([mns[m] for m in sorted(read) if m in mns]
+                       + ([value] if value is not _NO_VALUE else []))
+            finally:  # waiting for MindSpore to compute them is its time
+                run.timings["mindspore"] += time.perf_counter() - t0
             if last_expr and value is not _NO_VALUE:
                 state["outputs"]["mindspore"] = value
         except SideTimeout:
             run.timed_out, state["ms_alive"] = "MindSpore", False
+            run.ms_timeout_statement = step.index
         except KeyboardInterrupt:
             run.interrupted, run.interrupted_step = True, step.index
             return False
@@ -298,30 +329,37 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
     report_progress(k, n, "comparing", step)
     t0 = time.perf_counter()
     try:
-        failed = syncer.after(step, tns, mns)
-        restore_sigint()
-        run.rows.extend(failed)
-        if each_step and run.first_divergence is None and failed:
-            run.first_divergence = (step.index, failed)
-        if each_step and run.first_divergence is None:
-            watch = {m for m in step.bound if syncer.values.get(m) != step.index}
-            watch |= {m for m in step.names if m in syncer.modules}
-            rows = []
-            for m in sorted(watch):
-                if not m.startswith("_"):
-                    rows.extend(compare_name(m, tns, mns, rtol, atol, step.index, ms_name))
-            # a name only the MindSpore code binds (a helper the port wrote) is no divergence;
-            # nor is a name a statement the port moved elsewhere (into the forward function
-            # of a training step) has not bound yet: the end of the cell judges it
-            moved = not step.ms_code.strip()
-            bad = [r for r in rows
-                   if r.status not in (MATCH, ONLY_MS) and not (moved and r.status == ONLY_TORCH)]
-            if bad:
-                run.first_divergence = (step.index, bad)
-            restore_sigint()
+        with deferred_errors(run, step.index, state):
+            _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_name)
     finally:
         run.timings["compare"] += time.perf_counter() - t0
     return True
+
+
+def _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_name) -> None:
+    """After both sides ran ``step``: synchronise what it bound, then compare it (and the
+    modules it mentions) to find the first divergence."""
+    failed = syncer.after(step, tns, mns)
+    restore_sigint()
+    run.rows.extend(failed)
+    if each_step and run.first_divergence is None and failed:
+        run.first_divergence = (step.index, failed)
+    if each_step and run.first_divergence is None:
+        watch = {m for m in step.bound if syncer.values.get(m) != step.index}
+        watch |= {m for m in step.names if m in syncer.modules}
+        rows = []
+        for m in sorted(watch):
+            if not m.startswith("_"):
+                rows.extend(compare_name(m, tns, mns, rtol, atol, step.index, ms_name))
+        # a name only the MindSpore code binds (a helper the port wrote) is no divergence;
+        # nor is a name a statement the port moved elsewhere (into the forward function
+        # of a training step) has not bound yet: the end of the cell judges it
+        moved = not step.ms_code.strip()
+        bad = [r for r in rows
+               if r.status not in (MATCH, ONLY_MS) and not (moved and r.status == ONLY_TORCH)]
+        if bad:
+            run.first_divergence = (step.index, bad)
+        restore_sigint()
 
 
 def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, atol, ms_name,
@@ -346,24 +384,40 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
         step = next((s for s in steps if s.index == run.interrupted_step), None)
         if step is not None:  # what it bound, and the modules it may have trained in place
             skipped = set(step.bound) | {m for m in step.names if is_torch_module(tns.get(m))}
+    last = steps[-1].index if steps else -1
     for m in wanted:
         if m.startswith("_") or m in skipped:
             continue
         if skip_unchanged_copies and is_torch_module(tns.get(m)) and syncer.unchanged_copy(m, tns[m]):
             continue  # copied across and not changed since: listed as synchronised
-        run.rows.extend(compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name))
+        with deferred_errors(run, bound_by.get(m, last)):
+            run.rows.extend(compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name))
     if "torch" in outputs and "mindspore" in outputs and comparable(outputs["torch"]) and (
-            steps[-1].index in syncer.drawn_steps):
+            last in syncer.drawn_steps):
         # the cell ends with a random draw (model.fc1.weight.data.normal_()) each side made
         # on its own: what it changed was copied across, its value is not compared
         run.synchronised.append(OUTPUT_NAME)
         run.sync_reasons[OUTPUT_NAME] = "random values drawn by the last statement"
     elif "torch" in outputs and "mindspore" in outputs and comparable(outputs["torch"]):
-        row = compare_values(OUTPUT_NAME, outputs["torch"], outputs["mindspore"], rtol, atol,
-                             steps[-1].index)
-        run.rows.append(row)
-        if row.status != MATCH and run.first_divergence is None and each_step:
-            run.first_divergence = (steps[-1].index, [row])
+        with deferred_errors(run, last):
+            row = compare_values(OUTPUT_NAME, outputs["torch"], outputs["mindspore"], rtol, atol, last)
+            run.rows.append(row)
+            if row.status != MATCH and run.first_divergence is None and each_step:
+                run.first_divergence = (last, [row])
+    if run.written["mindspore"] and syncer.files_apart:
+        # the files both sides wrote; a checkpoint's keys are a module's of the cell
+        used = set().union(*(step.names for step in steps)) if steps else set()
+        modules = [tns[m] for m in sorted(used) if is_torch_module(tns.get(m))]
+        files = syncer.state.files
+        with deferred_errors(run, last):
+            rows, not_compared = compare_files(run.written, files, rtol, atol, modules, ms_name)
+            run.rows.extend(rows)
+            # a file that differs diverged at the statement that last wrote it
+            bad = [r for r in rows if r.status != MATCH and r.statement >= 0]
+            if bad and each_step and run.first_divergence is None:
+                first = min(r.statement for r in bad)
+                run.first_divergence = (first, [r for r in bad if r.statement == first])
+            run.notes.append(files_note(run.written, files, [r.name[5:] for r in rows], not_compared))
 
 
 _NO_VALUE = object()
@@ -386,9 +440,10 @@ def _run_side(code: str, first_line: int, head: int, ns: dict, filename: str, ru
     # for the report instead of appearing twice in the notebook
     out = contextlib.redirect_stdout(run.ms_stdout) if side == "mindspore" else contextlib.nullcontext()
     quiet = _known_deprecations(run) if side == "mindspore" else contextlib.nullcontext()
+    module = _as_module(ns) if side == "mindspore" else contextlib.nullcontext()
     pad = "\n" * max(first_line - 1, 0)
     try:
-        with _alarm(left), out, quiet, _watch_writes(run.written[side]):
+        with _alarm(left), out, quiet, module:
             if want_value:
                 lines = code.splitlines(keepends=True)
                 prelude, last = "".join(lines[:head]), "".join(lines[head:])
@@ -425,37 +480,32 @@ def _known_deprecations(run: PairRun):
                     run.deprecations.append(name)
 
 
+class _Module:
+    """A module whose ``__dict__`` is a namespace (IPython's ``DummyMod`` does the same
+    for the notebook's ``__main__``)."""
+
+
 @contextmanager
-def _watch_writes(written: dict):
-    """Record the files opened for writing (``open``/``io.open`` with a w, a, x or +
-    mode) while a side runs: path -> modes."""
-    real = builtins.open
-
-    def watching(file, mode="r", *args, **kwargs):
-        if isinstance(file, (str, bytes, os.PathLike)) and any(c in str(mode) for c in "wax+"):
-            written.setdefault(os.fsdecode(file), set()).add(str(mode))
-        return real(file, mode, *args, **kwargs)
-
-    builtins.open = io.open = watching
+def _as_module(ns: dict):
+    """While the MindSpore side runs: ``sys.modules[ns["__name__"]]`` is its namespace.
+    The shadow namespace is ``__main__`` as a notebook cell's is, and MindSpore's graph
+    compiler (``mindspore.jit``, GRAPH_MODE) resolves a function's globals by importing
+    its ``__module__``: without this it would find the notebook's PyTorch names."""
+    name = ns.get("__name__")
+    previous = sys.modules.get(name, _NO_VALUE) if isinstance(name, str) else None
+    if previous is None or getattr(previous, "__dict__", None) is ns:
+        yield
+        return
+    module = _Module()
+    module.__dict__ = ns
+    sys.modules[name] = module
     try:
         yield
     finally:
-        builtins.open = io.open = real
-
-
-def written_twice(run) -> str:
-    """The report's note when both sides wrote the same files ("" when they did not)."""
-    both = sorted(set(run.written["torch"]) & set(run.written["mindspore"]))
-    if not both:
-        return ""
-    appended = [p for p in both if any("a" in m for m in run.written["torch"][p])]
-    shown = ", ".join(os.path.basename(p) for p in both[:5]) + (" ..." if len(both) > 5 else "")
-    text = (f"The cell ran once on each side, so it wrote {shown} twice (the MindSpore side's "
-            "file is the one left)")
-    if appended:
-        text += (f"; {', '.join(os.path.basename(p) for p in appended[:5])} was appended to by both "
-                 "sides and holds both runs' output")
-    return text + "."
+        if previous is _NO_VALUE:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = previous
 
 
 def _compile(source: str, filename: str, mode: str) -> types.CodeType:
@@ -576,6 +626,20 @@ def seed_all(seed: int) -> None:
     mindspore.set_seed(seed)
 
 
+#: the module names IPython gives a cell's namespace
+MODULE_NAMES = ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__")
+
+
+def main_module_names(shadow: dict, user_ns: dict) -> None:
+    """Give the shadow namespace the module names the notebook's has (``__name__`` is
+    ``"__main__"``, ``__builtins__``...), so ``if __name__ == "__main__":`` runs there too."""
+    for key in MODULE_NAMES:
+        if key in user_ns:
+            shadow[key] = user_ns[key]
+    shadow["__name__"] = "__main__"
+    shadow.setdefault("__builtins__", builtins)
+
+
 def import_earlier_modules(session, shadow: dict) -> None:
     """The port of a later cell uses the MindSpore side of imports that earlier cells
     made (``mindspore``, ``nn``); when those cells ran plainly, not under %%ms_parity,
@@ -595,9 +659,10 @@ def import_earlier_modules(session, shadow: dict) -> None:
                 pass  # the cell itself will say what is missing
 
 
-def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], list[str]]:
+def bridge(steps: list[Step], user_ns: dict, shadow: dict, stale=()) -> tuple[list[str], list[str]]:
     """Copy into the shadow namespace the data the cell reads from the user's namespace
-    (tensors become MindSpore tensors); name the PyTorch modules that cannot be."""
+    (tensors become MindSpore tensors); name the PyTorch modules that cannot be (those in
+    ``stale`` come from a parity cell whose MindSpore side failed: its note says so)."""
     bridged: list[str] = []
     notes: list[str] = []
     bound: set[str] = set()
@@ -607,12 +672,14 @@ def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], l
                 continue
             value = user_ns[name]
             if is_torch_module(value):
+                if name in stale:
+                    continue
                 notes.append(
                     f"`{name}` is a PyTorch module from a plain cell: run the cell that "
                     f"defines `{name}` under %%ms_parity so its MindSpore port exists."
                 )
                 continue
-            data = _bridgeable(value)
+            data = _bridgeable(value, name)
             if data is _NOT_DATA:
                 continue
             shadow[name] = data
@@ -624,17 +691,23 @@ def bridge(steps: list[Step], user_ns: dict, shadow: dict) -> tuple[list[str], l
 _NOT_DATA = object()
 
 
-def _bridgeable(value):
-    """The MindSpore-side copy of plain data; _NOT_DATA for anything else."""
+def _bridgeable(value, name: str = "Parameter"):
+    """The MindSpore-side copy of plain data (a torch Parameter becomes a MindSpore
+    Parameter named ``name``); _NOT_DATA for anything else."""
     if isinstance(value, (bool, int, float, complex, str, type(None))):
         return value
     if isinstance(value, types.ModuleType):
         # a library a plain cell imported (numpy...); PyTorch itself is never bridged
         return _NOT_DATA if value.__name__.split(".")[0] == "torch" else value
+    if is_host_generator(value):
+        # a random generator: each side draws from its own copy (in the same state)
+        import copy
+
+        return copy.deepcopy(value)
     if to_numpy(value) is not None and not is_cell(value):
         arr = to_numpy(value)
         if type(value).__module__.startswith("torch"):
-            return to_mindspore(value)
+            return to_mindspore(value, name=name)
         return arr.copy() if hasattr(arr, "copy") else arr
     if isinstance(value, (list, tuple)) and comparable(value):
         items = [_bridgeable(v) for v in value]
@@ -667,6 +740,8 @@ def readable_traceback(exc: BaseException, filename: str) -> str:
         if mine[-1] + 1 < len(frames):
             keep.append(frames[-1])
         frames = traceback.StackSummary.from_list(keep)
+    elif raised_late(exc):
+        frames = []  # raised when msmagic read a value after the statement: no frame of it
     text = "".join(traceback.format_list(frames))
     text += "".join(traceback.format_exception_only(type(exc), exc))
     # MindSpore appends long C++ stacks to its messages; keep the first paragraph

@@ -32,11 +32,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import types
 import weakref
 from typing import Callable, Optional
 
 from msmagic.parity_check import gradients
-from msmagic.parity_check.draws import DrawReplay
+from msmagic.parity_check.draws import DrawReplay, HostRandom, initialiser, random_apis
+from msmagic.parity_check.state import ShadowState
 from msmagic.parity_check.compare import (
     DIFFERS,
     Row,
@@ -54,6 +56,11 @@ __all__ = ["ms_name_for", "sync_module", "learn", "known_params", "Synchroniser"
 
 #: the report's name for the random draws the MindSpore side took from PyTorch
 DRAWS = "random draws"
+
+#: PyTorch functions whose definition draws values parity cannot replay (``nn.init.normal_``
+#: in ``def init_weights(m)``): a copied module they are applied to
+#: (``model.apply(init_weights)``) is copied again after the statement
+_INITIALISERS: "weakref.WeakSet" = weakref.WeakSet()
 
 #: layer (qualified name) -> parameter-name map, from every port parity ran in this
 #: process: modules live on in the shadow namespace after the cell that built them
@@ -164,8 +171,12 @@ class Synchroniser:
     """
 
     def __init__(self, run, params: dict, enabled: bool = True, rtol: float = 1e-5,
-                 atol: float = 1e-5) -> None:
+                 atol: float = 1e-5, state=None, files_apart: bool = True) -> None:
         self.run = run
+        #: the MindSpore side writes into its shadow folder (else where its code says)
+        self.files_apart = files_apart
+        #: what the MindSpore side keeps across cells (its files, the random generators)
+        self.state = state if state is not None else ShadowState()
         self.rtol, self.atol = rtol, atol
         self.params = params
         self.enabled = enabled
@@ -189,29 +200,41 @@ class Synchroniser:
         #: the DataLoaders the PyTorch side of the step being run built, in order: the
         #: link of each shuffled one, None for the others
         self._built: list = []
+        #: Python's and NumPy's random state, the same at the start of each side
+        self.host_random = HostRandom(self.state.generators)
 
-    def draws_recorded(self):
-        """While the PyTorch side of a step runs: record its random draws and link the
-        shuffled loaders it builds."""
-        if not self.enabled:
-            return contextlib.nullcontext()
-        stack = contextlib.ExitStack()
-        stack.enter_context(self.draws.recording())
-        self._built = []
-        stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
-        return stack
+    @contextlib.contextmanager
+    def torch_side(self, step, tns: dict):
+        """While the PyTorch side of a step runs: record its random draws (torch's
+        factories; Python's and NumPy's state) and the files it writes."""
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.host_random.torch_side(step, tns))
+            if self.enabled:
+                stack.enter_context(self.draws.recording())
+                # the shuffled loaders it builds are linked, for the MindSpore side to follow
+                self._built = []
+                stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
+            stack.enter_context(self.state.files.torch_side(self.run.written["torch"], step.index, tns))
+            yield
 
-    def draws_replayed(self, step):
-        """While the MindSpore side of a step runs: its draws return PyTorch's, and the
-        loaders it builds follow the orders of the PyTorch loaders built in the same
-        place."""
-        if not self.enabled:
-            return contextlib.nullcontext()
-        stack = contextlib.ExitStack()
-        stack.enter_context(self.draws.replaying(step.index))
-        built = iter(list(self._built))
-        stack.enter_context(_on_build(_ms_loader_class(), lambda loader: self._ms_loader_built(loader, built)))
-        return stack
+    @contextlib.contextmanager
+    def ms_side(self, step, mns: dict):
+        """While the MindSpore side of a step runs: its draws return PyTorch's, it starts
+        from the random state PyTorch's side started from, and its files are its own.
+        Python's and NumPy's random state is synchronised with --no-sync too: both sides
+        run the same library, as a plain run of the port would."""
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(self.host_random.ms_side(mns))
+            if self.enabled:
+                stack.enter_context(self.draws.replaying(step.index))
+                # the loaders it builds follow the orders of those PyTorch built in the same place
+                built = iter(list(self._built))
+                stack.enter_context(_on_build(_ms_loader_class(),
+                                              lambda loader: self._ms_loader_built(loader, built)))
+            files = self.state.files
+            written = self.run.written["mindspore"]
+            stack.enter_context(files.ms_side(written) if self.files_apart else files.recorded(written))
+            yield
 
     def _torch_loader_built(self, loader) -> None:
         """A PyTorch DataLoader built while a step runs (in a function, a loop): linked
@@ -286,10 +309,14 @@ class Synchroniser:
     def after(self, step, tns: dict, mns: dict) -> list[Row]:
         """Synchronise what ``step`` bound; returns the rows of gradients that differed
         at the optimizer steps it took."""
+        self.host_random.learn(step, tns)
         if not self.enabled:
             return []
         run = self.run
         failed = [row for link in list(gradients.LINKS) if (row := link.report(run, step.index))]
+        inits = any(initialiser(api) for api in random_apis(step.tags))
+        if inits:
+            self._initialisers(step, tns)
         # the MindSpore side took every draw PyTorch made: what the step bound is compared
         replayed = self.draws.covers(step.tags)
         self._loaders(step, tns, mns)
@@ -318,7 +345,7 @@ class Synchroniser:
                 run.sync_reasons[n] = "PyTorch's split used (the indices of its Subsets)"
             elif "random" in step.tags and n in tns and is_tensor_like(tns[n]) and not replayed:
                 drawn = mns.get(n)
-                mns[n] = to_mindspore(tns[n])
+                mns[n] = _copied_draw(tns[n], drawn, n)
                 run.synchronised.append(n)
                 self.values[n] = step.index
                 # the values are copied, but the MindSpore draw must have had the
@@ -327,31 +354,34 @@ class Synchroniser:
                 if mismatch is not None:
                     run.rows.append(mismatch)
                 run.sync_reasons[n] = "random values copied"
+        # a random initialisation in place: nn.init.normal_ in the statement, or a function
+        # whose definition calls one (model.apply(init_weights)). The draws differ on each
+        # side and no replay covers them, so PyTorch's values are copied again into what the
+        # statement mentions (a module, a tensor); other random statements (a training loop
+        # with dropout) copy nothing back: that would hide what training changed
         if "random" in step.tags and not replayed:
-            self.drawn_steps.add(step.index)
-            # an in-place random initialisation (nn.init.normal_) of a module copied before:
-            # the draws differ on each side, so PyTorch's values are copied again
-            # x.normal_(), model.fc.weight.data.uniform_(), nn.init.*_: an in-place fill
-            in_place = any(t.startswith(("random:Tensor.", "random:torch.nn.init.")) and t.endswith("_")
-                           for t in step.tags)
+            self.drawn_steps.add(step.index)  # a last value it draws is not compared
+        initialises = inits or any(
+            isinstance(tns.get(n), types.FunctionType) and tns[n] in _INITIALISERS for n in step.names)
+        if initialises:
             for n in sorted(step.names - set(step.bound)):
-                # a module of an earlier cell (synchronised there) counts when the step
-                # fills something in place
-                copied = (self.modules.get(n) == id(tns[n]) if n in self.modules
-                          else in_place and is_torch_module(tns.get(n)) and is_cell(mns.get(n)))
-                if copied and n in tns and n in mns:
-                    self.modules[n] = id(tns[n])
+                if n not in tns or n not in mns:
+                    continue
+                if _initialised_tensor(tns[n], mns[n]):
+                    # nn.init.xavier_uniform_(W) on a tensor or Parameter of its own
+                    mns[n] = _copied_draw(tns[n], mns[n], n)
+                    if n not in run.synchronised:
+                        run.synchronised.append(n)
+                    run.sync_reasons[n] = "random values copied (an in-place random initialisation)"
+                    continue
+                if is_torch_module(tns[n]) and is_cell(mns[n]):
                     sync_module(tns[n], mns[n], self.params)
+                    self.modules[n] = id(tns[n])
                     self.copied_versions[n] = tensor_versions(tns[n])
+                    if n not in run.synchronised:
+                        run.synchronised.append(n)
                     run.sync_reasons[n] = ("parameters and buffers copied as initialised, and again "
                                            "after an in-place random initialisation")
-                elif in_place and n in tns and n in mns and is_tensor_like(tns[n]) and is_tensor_like(mns[n]):
-                    # a tensor filled in place with random values (x.normal_()): PyTorch's
-                    # draws are copied, as for a tensor a random statement binds
-                    mns[n] = to_mindspore(tns[n])
-                    self.values[n] = step.index
-                    run.synchronised.append(n)
-                    run.sync_reasons[n] = "random values copied (filled in place)"
         for n in step.bound:
             if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
                 link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,
@@ -360,6 +390,20 @@ class Synchroniser:
                     self.notes.append(f"`{n}`: the MindSpore optimizer steps with its own gradients "
                                       f"({problem})")
         return failed
+
+    def _initialisers(self, step, tns: dict) -> None:
+        """Remember the functions ``step`` defined (a ``def`` binds no name in the plan:
+        they are found by the lines of their code) or bound: their calls draw values
+        parity cannot replay."""
+        first, last = step.torch_lines
+        for value in list(tns.values()):
+            if isinstance(value, types.FunctionType) and (
+                    value.__code__.co_filename == self.run.filenames[0]
+                    and first <= value.__code__.co_firstlineno <= last):
+                _INITIALISERS.add(value)
+        for n in step.bound:
+            if isinstance(tns.get(n), types.FunctionType):
+                _INITIALISERS.add(tns[n])
 
     def _loaders(self, step, tns: dict, mns: dict) -> None:
         """Loaders the step bound: random TensorDataset data copied, shuffle linked.
@@ -405,6 +449,28 @@ class Synchroniser:
             if n not in self.run.synchronised:
                 self.run.synchronised.append(n)
             self.run.sync_reasons[n] = "; ".join(reasons)
+
+
+def _initialised_tensor(torch_value, ms_value) -> bool:
+    """A PyTorch tensor and the MindSpore tensor of the same name, of one shape."""
+    import mindspore
+
+    return (type(torch_value).__module__.startswith("torch") and hasattr(torch_value, "detach")
+            and isinstance(ms_value, mindspore.Tensor)
+            and tuple(torch_value.shape) == tuple(ms_value.shape))
+
+
+def _copied_draw(torch_value, ms_value, name: str):
+    """PyTorch's random values for the MindSpore side: a MindSpore Parameter the statement
+    bound (``w = nn.Parameter(torch.randn(3))``) keeps its identity and takes the values."""
+    import mindspore
+
+    if isinstance(ms_value, mindspore.Parameter):
+        arr = to_numpy(torch_value)
+        if tuple(ms_value.shape) == arr.shape:
+            ms_value.set_data(mindspore.Tensor(arr, dtype=ms_value.dtype))
+            return ms_value
+    return to_mindspore(torch_value, name=name)
 
 
 # ----------------------------------------------------------------------------- datasets

@@ -1,0 +1,463 @@
+"""What the two sides of %%ms_parity share besides their namespaces: Python's and NumPy's
+random state, the module names, the files they write, errors MindSpore raises late, and
+the state a failed cell leaves on the MindSpore side. Real %%ms_parity cells in a shell."""
+
+import os
+import random
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from IPython.utils.capture import capture_output
+
+import msmagic
+from msmagic.parity_check import DIFFERS, MATCH, NOT_COMPARABLE
+
+
+@pytest.fixture
+def ip(parity_shell):
+    return parity_shell
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def parity_cell(ip, cell, options=""):
+    """Run ``cell`` under %%ms_parity as a notebook cell (numbered In[n]); the report."""
+    ip.user_ns.pop("rep", None)
+    with capture_output():
+        result = ip.run_cell(f"%%ms_parity -o rep {options}".rstrip() + "\n" + cell, store_history=True)
+    assert result.error_before_exec is None
+    assert "rep" in ip.user_ns, result.error_in_exec
+    return ip.user_ns["rep"], result
+
+
+def explain(rep) -> str:
+    rows = [(r.name, r.status, r.max_abs, r.note) for r in rep.rows]
+    error = rep.ms_error and rep.ms_error.traceback
+    return f"{rep.summary()}\n{rows}\n{error}\n{rep.notes}"
+
+
+def shadow():
+    return msmagic.shadow_namespace()
+
+
+# ----------------------------------------------------------------------------- random state
+
+
+def test_python_random_is_the_same_on_both_sides_and_the_notebook_keeps_pytorchs_state(ip):
+    cell = src("""
+        import random
+        import torch
+        words = ["apple", "banana", "cherry", "date", "elder", "fig", "grape", "kiwi"]
+        random.seed(42)
+        random.shuffle(words)
+        order = torch.tensor([len(w) * 10 + i for i, w in enumerate(words)])
+        r = random.random()
+        pick = random.choice(range(1000))
+    """)
+    rep, _ = parity_cell(ip, cell)
+    after = random.getstate()
+    assert rep.ok, explain(rep)
+    assert [rep.row(n).status for n in ("order", "r", "pick")] == [MATCH] * 3
+    assert shadow()["words"] == ip.user_ns["words"]
+    plain: dict = {}
+    exec(cell, plain)
+    assert after == random.getstate()  # what the plain cell alone leaves
+    assert ip.user_ns["words"] == plain["words"]
+
+
+def test_numpy_global_draws_match_at_top_level_in_functions_and_loops(ip):
+    np.random.seed(123)  # the notebook's state before the cell: the cell's first draw uses it
+    cell = src("""
+        import numpy as np
+        import torch
+        a = np.random.rand(4, 3)
+        np.random.seed(7)
+        indices = list(range(50))
+        np.random.shuffle(indices)
+        perm = np.random.permutation(10)
+        def noise(n):
+            return np.random.randn(n)
+        total = np.zeros(3)
+        for _ in range(4):
+            total = total + noise(3)
+        b = torch.from_numpy(a)
+    """)
+    rep, _ = parity_cell(ip, cell)
+    after = np.random.get_state()
+    assert rep.ok, explain(rep)
+    for name in ("a", "indices", "perm", "total", "b"):
+        assert rep.row(name).status == MATCH, explain(rep)
+    assert shadow()["indices"] == ip.user_ns["indices"]
+    np.random.seed(123)
+    plain: dict = {}
+    exec(cell, plain)
+    assert np.array_equal(plain["a"], ip.user_ns["a"])
+    expected = np.random.get_state()
+    assert np.array_equal(after[1], expected[1]) and after[2] == expected[2]
+
+
+def test_pytorch_calls_the_port_keeps_draw_from_the_same_torch_state(ip):
+    """A port keeps PyTorch code it has no mapping for (SubsetRandomSampler): its draws
+    come from torch's generator, which both sides share like NumPy's."""
+    ip.user_ns["kept"] = src("""
+        import mindspore
+        import torch
+        from torch.utils.data import SubsetRandomSampler
+        sampler = SubsetRandomSampler(list(range(20)))
+        order = mindspore.Tensor(list(sampler))
+    """)
+    cell = src("""
+        import torch
+        from torch.utils.data import SubsetRandomSampler
+        sampler = SubsetRandomSampler(list(range(20)))
+        order = torch.tensor(list(sampler))
+    """)
+    rep, _ = parity_cell(ip, cell, "--against kept")
+    assert rep.ok, explain(rep)
+    assert rep.row("order").status == MATCH
+
+
+def test_generator_objects_take_pytorchs_state_in_the_cell_and_in_later_cells(ip):
+    ip.run_cell("import numpy as np\nplain_rng = np.random.default_rng()\n")  # a plain cell
+    first = src("""
+        import random
+        import numpy as np
+        import torch
+        rng = np.random.default_rng()
+        pyrng = random.Random()
+        draws = rng.normal(size=5)
+        picks = torch.tensor(rng.integers(0, 100, size=4))
+        k = pyrng.randint(0, 10**6)
+        from_plain = plain_rng.random(4)
+    """)
+    rep, _ = parity_cell(ip, first)
+    assert rep.ok, explain(rep)
+    for name in ("draws", "picks", "k", "from_plain"):
+        assert rep.row(name).status == MATCH, explain(rep)
+    assert shadow()["rng"] is not ip.user_ns["rng"]  # each side has its own generator
+    later, _ = parity_cell(ip, "more = rng.random(3)\nagain = plain_rng.random(2)\n")
+    assert later.ok, explain(later)
+    assert later.row("more").status == MATCH and later.row("again").status == MATCH
+
+
+def test_model_apply_with_an_initialiser_drawing_with_torch_or_numpy(ip):
+    build = src("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        def init_normal(m):
+            if isinstance(m, nn.Linear):
+                nn.init.normal_(m.weight, std=0.02)
+                nn.init.zeros_(m.bias)
+        def init_numpy(m):
+            if isinstance(m, nn.Linear):
+                values = np.random.uniform(-0.1, 0.1, size=tuple(m.weight.shape)).astype(np.float32)
+                m.weight.data = torch.from_numpy(values)
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+        model.apply(init_normal)
+        out = model(torch.ones(3, 4))
+    """)
+    rep, _ = parity_cell(ip, build)
+    assert rep.ok, explain(rep)
+    assert rep.row("out").status == MATCH
+    # a later cell: the module was copied in an earlier one
+    rep, _ = parity_cell(ip, "model.apply(init_normal)\nout = model(torch.ones(3, 4))\n")
+    assert rep.ok, explain(rep)
+    assert any(s.startswith("model:") and "in-place random initialisation" in s for s in rep.synchronised)
+    rep, _ = parity_cell(ip, "model.apply(init_numpy)\nout = model(torch.ones(3, 4))\n")
+    assert rep.ok, explain(rep)
+    assert rep.row("model.0.weight").status == MATCH  # NumPy drew the same values on each side
+
+
+# ----------------------------------------------------------------------------- module names
+
+
+def test_a_cell_under_the_main_guard_runs_on_both_sides(ip):
+    cell = src("""
+        import torch
+        if __name__ == "__main__":
+            z = torch.arange(4.0) * 3
+            total = z.sum().item()
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    assert rep.row("z").status == MATCH and rep.row("total").status == MATCH
+    assert shadow()["__name__"] == "__main__" and "__builtins__" in shadow()
+
+
+def test_mindspore_jit_resolves_globals_in_the_shadow_namespace(ip):
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        offset = 1
+        @mindspore.jit
+        def double(x):
+            return x * 2 + offset
+        y = double(mindspore.ops.ones(3))
+    """)
+    cell = src("""
+        import torch
+        offset = 1
+        def double(x):
+            return x * 2 + offset
+        y = double(torch.ones(3))
+    """)
+    rep, _ = parity_cell(ip, cell, "--against ms_code")
+    assert rep.ms_error is None, explain(rep)
+    assert rep.ok and rep.row("y").status == MATCH, explain(rep)
+
+
+# ----------------------------------------------------------------------------- files
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_checkpoint_stays_pytorchs_and_the_mindspore_side_reads_its_own_later(ip, in_tmp):
+    save = src("""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(3, 2)
+        torch.save(model.state_dict(), "model.pt")
+    """)
+    rep, _ = parity_cell(ip, save)
+    assert rep.ms_error is None, explain(rep)
+    assert sorted(os.listdir(in_tmp)) == ["model.pt"]  # no MindSpore file among the user's
+    assert rep.row("file model.pt").status == MATCH, explain(rep)  # the tensors in both
+    assert any("into its own folder" in n for n in rep.notes)
+    load = src("""
+        fresh = nn.Linear(3, 2)
+        fresh.load_state_dict(torch.load("model.pt", weights_only=True))
+        y = fresh(torch.ones(4, 3))
+    """)
+    rep, _ = parity_cell(ip, load)
+    assert rep.ms_error is None, explain(rep)
+    assert rep.row("y").status == MATCH, explain(rep)
+
+
+def test_a_file_written_through_a_file_object_is_left_loadable(ip, in_tmp):
+    cell = src("""
+        import torch
+        checkpoint = {"w": torch.arange(3.0), "n_hidden": 4}
+        with open("rnn.net", "wb") as f:
+            torch.save(checkpoint, f)
+    """)
+    parity_cell(ip, cell)
+    loaded = torch.load(in_tmp / "rnn.net", weights_only=True)  # the PyTorch side's file
+    assert torch.equal(loaded["w"], torch.arange(3.0))
+
+
+def test_a_pytorch_save_the_port_kept_does_not_overwrite_the_users_file(ip, in_tmp):
+    """torch.save of an object the port cannot map stays PyTorch on the MindSpore side and
+    writes from native code: it must not replace the PyTorch side's file."""
+    ip.user_ns["kept"] = src("""
+        import mindspore
+        import torch
+        state = {"w": mindspore.ops.arange(3.0)}
+        torch.save(state, "our_model.tar")
+    """)
+    cell = src("""
+        import torch
+        state = {"w": torch.arange(3.0)}
+        torch.save(state, "our_model.tar")
+    """)
+    rep, _ = parity_cell(ip, cell, "--against kept")
+    assert rep.ms_error is None, explain(rep)
+    assert os.listdir(in_tmp) == ["our_model.tar"]
+    loaded = torch.load(in_tmp / "our_model.tar", weights_only=True)
+    assert torch.equal(loaded["w"], torch.arange(3.0))
+    # what the MindSpore side wrote is no MindSpore checkpoint: located at the statement
+    assert rep.row("file our_model.tar").status == NOT_COMPARABLE
+    assert rep.first_divergence is not None and rep.first_divergence.statement == 2
+
+
+def test_a_file_that_differs_diverges_at_the_statement_that_wrote_it(ip, in_tmp):
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        loss = 0.5
+        with open("log.txt", "w") as f:
+            f.write(f"loss {loss + 0.25}\\n")
+        done = 1
+    """)
+    cell = src("""
+        import torch
+        loss = 0.5
+        with open("log.txt", "w") as f:
+            f.write(f"loss {loss}\\n")
+        done = 1
+    """)
+    rep, _ = parity_cell(ip, cell, "--against ms_code")
+    row = rep.row("file log.txt")
+    assert row.status == DIFFERS and row.max_abs == pytest.approx(0.25), explain(rep)
+    assert rep.first_divergence.statement == 2 and rep.first_divergence.names == ["file log.txt"]
+    assert (in_tmp / "log.txt").read_text() == "loss 0.5\n"
+
+
+def test_text_files_are_written_once_and_compared(ip, in_tmp):
+    cell = src("""
+        import torch
+        x = torch.arange(4.0) / 3
+        with open("log.txt", "a") as f:
+            f.write(f"sum {x.sum().item():.6f}\\n")
+        with open("out.txt", "w") as f:
+            f.write("done")
+    """)
+    (in_tmp / "log.txt").write_text("header\n")
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    assert (in_tmp / "log.txt").read_text() == "header\nsum 2.000000\n"  # appended once
+    assert rep.row("file log.txt").status == MATCH and rep.row("file out.txt").status == MATCH
+    rep, _ = parity_cell(ip, cell)  # the MindSpore side appends to its own copy
+    assert rep.row("file log.txt").status == MATCH, explain(rep)
+    assert (in_tmp / "log.txt").read_text().count("sum") == 2
+
+
+def test_both_sides_create_one_folder_and_check_for_files_in_it(ip, in_tmp):
+    cell = src("""
+        import os
+        import numpy as np
+        import torch
+        os.makedirs("ckpts")
+        path = os.path.join("ckpts", "w.npy")
+        w = torch.ones(3).numpy()
+        if not os.path.isfile(path):
+            np.save(path, w)
+        found = os.path.isfile(path)
+        listed = len(os.listdir("ckpts"))
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ms_error is None, explain(rep)
+    assert rep.ok, explain(rep)
+    assert rep.row("found").status == MATCH and rep.row("listed").status == MATCH
+    assert os.listdir(in_tmp / "ckpts") == ["w.npy"]
+
+
+# ----------------------------------------------------------------------------- lazy errors
+
+
+def test_an_error_mindspore_raises_when_a_value_is_read_is_the_statements(ip):
+    # Tensor.fill_ has no CPU kernel in MindSpore 2.10; the error comes when t is read
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        t = mindspore.ops.zeros(3)
+        t = t.fill_(1.0)
+        s = t * 2
+    """)
+    cell = "import torch\nt = torch.zeros(3)\nt.fill_(1.0)\ns = t * 2\n"
+    rep, result = parity_cell(ip, cell, "--against ms_code")
+    assert result.error_in_exec is None  # a MindSpore-side failure: the cell succeeds
+    assert rep.ms_error is not None and rep.torch_error is None, explain(rep)
+    assert rep.ms_error.statement == 2 and rep.ms_error.type == "RuntimeError"
+    assert rep.ms_error.lines == (3, 3)
+    assert "InplaceFillScalar" in rep.ms_error.message
+    assert torch.equal(ip.user_ns["s"], torch.full((3,), 2.0))
+
+
+def test_a_lazy_error_after_a_divergence_is_still_the_statements_that_bound_the_value(ip):
+    """After the first divergence values are no longer compared after each statement:
+    the value a statement bound is read right after it all the same."""
+    ip.user_ns["ms_code"] = src("""
+        import mindspore
+        a = mindspore.ops.ones(3) + 1
+        t = mindspore.ops.zeros(3).fill_(1.0)
+        s = t * 2
+    """)
+    cell = "import torch\na = torch.ones(3)\nt = torch.zeros(3).fill_(1.0)\ns = t * 2\n"
+    rep, _ = parity_cell(ip, cell, "--against ms_code")
+    assert rep.first_divergence is not None and rep.first_divergence.names == ["a"], explain(rep)
+    assert rep.ms_error is not None and rep.ms_error.statement == 2, explain(rep)
+    assert "InplaceFillScalar" in rep.ms_error.message
+
+
+def test_a_lazy_error_in_a_modules_parameter_is_the_statements_that_changed_it(ip):
+    parity_cell(ip, "import torch\nimport torch.nn as nn\nlayer = nn.Linear(3, 2)\n")
+    ip.user_ns["ms_code"] = "layer.bias.data.fill_(0)\n"
+    rep, result = parity_cell(ip, "layer.bias.data.fill_(0)\n", "--against ms_code")
+    assert result.error_in_exec is None, result.error_in_exec
+    assert rep.ms_error is not None and rep.ms_error.statement == 0, explain(rep)
+    assert "InplaceFillScalar" in rep.ms_error.message
+
+
+# ----------------------------------------------------------------------------- stale state
+
+
+def test_a_later_cell_says_which_names_a_failed_cell_left_unset(ip):
+    ip.user_ns["broken"] = src("""
+        import mindspore
+        import mindspore.nn as nn
+        x = mindspore.ops.ones(3)
+        y = x.sum() + not_defined_anywhere
+        z = x * 2
+        model = nn.Dense(3, 2)
+    """)
+    label = f"In[{ip.execution_count}]"  # the number the failing cell gets
+    failed, _ = parity_cell(ip, src("""
+        import torch
+        import torch.nn as nn
+        x = torch.ones(3)
+        y = x.sum()
+        z = x * 2
+        model = nn.Linear(3, 2)
+    """), "--against broken")
+    assert failed.ms_error is not None and failed.ms_error.type == "NameError"
+    rep, _ = parity_cell(ip, "w = z + 1\nout = model(x)\n")
+    assert set(rep.stale) == {"z", "model"}, rep.stale
+    assert all(label in why and "line 4" in why for why in rep.stale.values()), (label, rep.stale)
+    [note] = [n for n in rep.notes if "did not finish on the MindSpore side" in n]
+    assert "`z`" in note and "`model`" in note and label in note
+    assert not any("from a plain cell" in n for n in rep.notes)  # it came from a parity cell
+    # bound again by a cell that works: no longer stale
+    parity_cell(ip, "model = nn.Linear(3, 2)\nz = x * 2\n")
+    rep, _ = parity_cell(ip, "w = z + 1\nout = model(x)\n")
+    assert rep.stale == {} and rep.ok, explain(rep)
+
+
+def test_an_interrupted_mindspore_side_leaves_the_names_of_its_statement_stale(ip):
+    ip.user_ns["stopped"] = src("""
+        import mindspore
+        def stop():
+            raise KeyboardInterrupt  # Ctrl-C while the MindSpore side runs the statement
+        x = mindspore.ops.ones(3)
+        y = stop()
+    """)
+    _, result = parity_cell(ip, "import torch\nx = torch.ones(3)\ny = x * 2\n", "--against stopped")
+    assert isinstance(result.error_in_exec, KeyboardInterrupt)
+    rep, _ = parity_cell(ip, "w = y + 1\n")
+    assert "y" in rep.stale and "interrupted" in rep.stale["y"], rep.stale
+
+
+# ----------------------------------------------------------------------------- bridging
+
+
+def test_a_parameter_from_a_plain_cell_arrives_as_a_mindspore_parameter(ip):
+    import mindspore
+
+    ip.run_cell("import torch\nw = torch.nn.Parameter(torch.ones(3))\n"
+                "frozen = torch.nn.Parameter(torch.ones(2), requires_grad=False)\n")
+    rep, _ = parity_cell(ip, "v = w * 2\nu = frozen + 1\n")
+    assert rep.ok, explain(rep)
+    assert isinstance(shadow()["w"], mindspore.Parameter) and shadow()["w"].requires_grad
+    assert isinstance(shadow()["frozen"], mindspore.Parameter) and not shadow()["frozen"].requires_grad
+
+
+def test_a_parameter_initialised_in_place_takes_pytorchs_values_and_stays_a_parameter(ip):
+    import mindspore
+
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        W = nn.Parameter(torch.zeros(3, 4))
+        nn.init.xavier_uniform_(W)
+        out = torch.ones(2, 3) @ W
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    assert rep.row("out").status == MATCH
+    assert isinstance(shadow()["W"], mindspore.Parameter)
+    assert np.array_equal(shadow()["W"].asnumpy(), ip.user_ns["W"].detach().numpy())
