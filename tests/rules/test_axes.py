@@ -46,8 +46,8 @@ def test_transpose_method_on_2d_and_4d():
 
 
 def test_two_axis_transpose_of_an_unknown_receiver_is_a_swap():
-    # uvadlc: torch.matmul(q, k.transpose(-2, -1)) in a function receiving q and k; the
-    # swap is also what NumPy computes for a 2-D array's transpose(1, 0)
+    # uvadlc: torch.matmul(q, k.transpose(-2, -1)) in a function receiving q and k; a
+    # function only ever called with a NumPy array keeps NumPy's transpose
     run = check(X + (
         "import numpy as np\n"
         "def logits(q, k):\n    return torch.matmul(q, k.transpose(-2, -1))\n"
@@ -56,7 +56,8 @@ def test_two_axis_transpose_of_an_unknown_receiver_is_a_swap():
         "y = logits(x, x)\nz = named(x)\n"
         "m = flip(np.arange(6.0).reshape(2, 3))\n"
     ), "y", "z", "m", rule="AXS001")
-    assert "k.swapaxes(-2, -1)" in run.port.code and "a.swapaxes(1, 0)" in run.port.code
+    assert "k.swapaxes(-2, -1)" in run.port.code and "a.swapaxes(axis0=0, axis1=2)" in run.port.code
+    assert "return a.transpose(1, 0)" in run.port.code
     assert not run.port.unsupported
 
 

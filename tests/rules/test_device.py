@@ -173,11 +173,12 @@ def test_to_keeps_dtype_and_tensor_arguments():
 
 
 def test_to_with_unrecognised_argument_is_flagged():
+    # no call site says what target holds: a device or a dtype
     port = msmagic.port(src("""
         import torch
         def move(t, target):
             return t.to(target)
-        y = move(torch.tensor([1.0]), torch.float16)
+        y = move(torch.tensor([1.0]), get_target())
     """))
     assert [(f.line, f.rule_id) for f in port.unsupported] == [(3, "DEV004")]
     assert "return t.to(target)  # msmagic: DEV004" in port.code
@@ -278,3 +279,18 @@ def test_device_and_dtype_as_types_run_alike():
     assert run.torch_error is None and run.ms_error is None, run.explain()
     assert run.torch_ns["code"] == 3 and run.agree("code", "other"), run.explain()
     assert "dev: str" in run.port.code and "mindspore.Type" in run.port.code
+
+
+def test_to_with_a_dtype_every_call_site_passes_keeps_the_call():
+    # the call sites say target holds a dtype: Tensor.to(dtype) is the same call in MindSpore
+    run = run_pair(src("""
+        import torch
+        def move(t, target):
+            return t.to(target)
+        y = move(torch.tensor([1.5, 2.0]), torch.float16)
+    """))
+    assert not run.port.unsupported
+    assert "return t.to(target)" in run.port.code
+    y_torch, y_ms = run.torch_ns["y"], run.ms_ns["y"]
+    assert str(y_torch.dtype) == "torch.float16" and str(y_ms.dtype) == "Float16"
+    assert y_ms.asnumpy().tolist() == y_torch.numpy().tolist() == [1.5, 2.0]

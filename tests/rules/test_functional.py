@@ -62,7 +62,11 @@ def test_factory_device_dropped_and_requires_grad_flagged():
     run = check(HEAD + "z = torch.zeros(3, device='cpu')\nw = torch.ones_like(z, device='cpu')\n", "z", "w",
                 rule="FUN017")
     assert "device" not in run.port.code
-    flagged(HEAD + "z = torch.zeros(3, requires_grad=True)\n", "FUN009", "requires_grad= has no MindSpore")
+    # requires_grad=True is not lost silently: the autograd rule drops it and says where the
+    # gradient comes from instead (a later backward differentiates the tensor)
+    r = msmagic.port(HEAD + "z = torch.zeros(3, requires_grad=True)\n")
+    assert "requires_grad" not in r.code
+    assert any(e.rule_id == "GRD001" and "requires_grad=True dropped" in e.detail for e in r.edits)
     flagged(HEAD + "a = torch.linspace(0, 1, 5, dtype=torch.float64)\n", "FUN001", "dtype= has no MindSpore")
 
 
