@@ -278,7 +278,13 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
         # per dtype above); it fails only when no sample with it passed
         if status == "ok":
             p["status"] = "ok"
-            p["passed"] = True
+            # only a sample with elements in every dimension proves a pattern: a 0-d
+            # input hides a default reduction that differs (smooth_l1_loss: 'none'
+            # against PyTorch's 'mean')
+            if not (snip.zero_dim or getattr(snip, "empty", False)):
+                p["passed"] = True
+            else:
+                p.setdefault("scalar_only", True)
         elif not p.get("passed") and _WORST[status] >= _WORST[p["status"].split(":")[0]]:
             p["status"] = label
         if status != "ok" and not first_error:
@@ -302,7 +308,7 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
         status = "flagged"
     else:
         status = "untested"
-    ok_patterns = sorted((p for p in patterns.values() if p["status"] == "ok"),
+    ok_patterns = sorted((p for p in patterns.values() if p["status"] == "ok" and p.get("passed")),
                          key=lambda p: (p["positional"], p["keywords"]))
     rec = {
         "status": status,

@@ -23,6 +23,8 @@ DTYPES = ("float32", "float64", "int64", "bool")
 #: samples taken per operator and dtype: enough to cover the argument patterns
 #: (dim=, keepdim=, broadcasting, scalars) while keeping the full run short
 PER_DTYPE = 4
+#: how many of an OpInfo's samples are looked at for argument patterns the first ones missed
+SCAN_LIMIT = 40
 
 FAMILY_PREFIXES = {
     "nn.functional.": "torch.nn.functional.",
@@ -230,15 +232,29 @@ def snippets_for(op, form: str, key: str, per_dtype: int = PER_DTYPE):
             continue
         try:
             samples = op.sample_inputs("cpu", getattr(torch, dtype), requires_grad=False)
-            taken = 0
-            for sample in samples:
-                if taken >= per_dtype:
+            taken = extra = 0
+            # argument patterns some non-0-d, non-empty sample has exercised: a default that
+            # differs between the frameworks (a reduction of 'none' against 'mean') is
+            # invisible on a 0-d input, so a pattern only 0-d samples showed is sought further
+            shown: set = set()
+            for n, sample in enumerate(samples):
+                if (taken >= per_dtype and extra >= per_dtype) or n >= SCAN_LIMIT:
                     break
                 snippet = _snippet(sample, form, key)
-                if snippet is not None:
-                    snippet.dtype = dtype
+                if snippet is None:
+                    continue
+                pattern = (snippet.positional, snippet.keywords)
+                full = not (snippet.zero_dim or snippet.empty)
+                if taken < per_dtype:
                     taken += 1
-                    yield snippet
+                elif full and pattern not in shown:
+                    extra += 1
+                else:
+                    continue
+                if full:
+                    shown.add(pattern)
+                snippet.dtype = dtype
+                yield snippet
         except Exception:  # a sample generator that fails on this build
             continue
 

@@ -53,6 +53,23 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
     rule_id = getattr(e, "rule", "") or ctx.entry.rule
     call = ctx.updated
     bound = bind(e.sig, call.args)
+    spread = None
+    if (bound is None and call.args and call.args[-1].star == "**"
+            and not any(a.star for a in call.args[:-1])):
+        # f(x, **kw): the explicit arguments bind as usual; a default that differs goes
+        # under the mapping, which still wins where it names the parameter
+        # (**{"reduction": 'mean', **kw}); a key whose spelling or value changes cannot
+        # be seen inside it, so such an entry is flagged (an unsupported key that passes
+        # through is a TypeError in MindSpore, not a wrong value)
+        spread = call.args[-1]
+        bound = bind(e.sig, call.args[:-1])
+        if e.rename or e.values or e.drop:
+            ctx.finding(
+                STAR_ARGS_RULE,
+                f"the keys of a ** mapping cannot be checked against {ctx.api}'s MindSpore "
+                "counterpart (renamed parameters pass through as written)",
+                comment="*args/**kwargs not checked",
+            )
     if bound is None:
         if e.has_arg_rules:
             ctx.finding(
@@ -113,6 +130,7 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
             positional_ok = False
             new_args.append(arg.with_changes(keyword=cst.Name(out_name), value=value,
                                         equal=build.KEYWORD_EQUAL))
+    under_spread = []
     for ms_name, default in e.defaults.items():
         text, rule = default if isinstance(default, tuple) else (default, rule_id)
         torch_names = {p for p, m in e.rename.items() if m == ms_name} | {ms_name}
@@ -120,10 +138,20 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
             continue
         if any(a.keyword is not None and a.keyword.value == ms_name for a in new_args):
             continue
-        new_args.append(build.keyword_arg(ms_name, build.parse_expression(text)))
-        ctx.changes.append(f"added {ms_name}={text}")
+        if spread is not None:
+            under_spread.append(cst.DictElement(cst.SimpleString(repr(ms_name)),
+                                                build.parse_expression(text)))
+            ctx.changes.append(f"added {ms_name}={text} unless the ** mapping names it")
+        else:
+            new_args.append(build.keyword_arg(ms_name, build.parse_expression(text)))
+            ctx.changes.append(f"added {ms_name}={text}")
         if rule != rule_id:
             ctx.edit(rule, None, detail=f"added {ms_name}={text}")
+    if spread is not None:
+        if under_spread:
+            spread = spread.with_changes(
+                value=cst.Dict([*under_spread, cst.StarredDictElement(spread.value)]))
+        new_args.append(spread)
     changes = {"args": build.join_args(new_args, call.args)}
     if func is not None:
         changes["func"] = func

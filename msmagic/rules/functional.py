@@ -221,14 +221,20 @@ register(
         right, so the port asks for ``reduction="none"`` and reduces with ``.mean()`` /
         ``.sum()`` itself. ``binary_cross_entropy_with_logits`` broadcasts correctly and keeps its
         ``weight``/``pos_weight``; MindSpore orders its parameters ``weight, pos_weight,
-        reduction``, so positional ones become keywords.
+        reduction``, so positional ones become keywords. Its ``mean`` has a wrong gradient on
+        2.10 once the batch size changes (the backward keeps the first batch's 1/N: a
+        smaller last batch trains with a scaled gradient), so the port averages the
+        ``reduction="none"`` values itself there too.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
     installed_note="""
         Verified on 2.10: ops.binary_cross_entropy with a (4,) weight on (5, 4) inputs returns
         values around -8e35; on a (1,) input its mean and sum are twice PyTorch's (and
-        nn.BCELoss's too); reduction="none" is right.
+        nn.BCELoss's too); reduction="none" is right. binary_cross_entropy_with_logits
+        (and nn.BCEWithLogitsLoss) with reduction="mean" under value_and_grad: batches of 4,
+        then 2, then 8 give the right loss but weight gradients off by up to 0.32 from the
+        second batch on; the mean of reduction="none" and reduction="sum" are right.
     """,
     example="""
         import torch
@@ -397,7 +403,12 @@ register(
         ``ops.binary_cross_entropy(..., reduction="none")`` and reducing it: MindSpore's
         Cell doubles the loss of a single-element batch and needs the weight in the input's
         full shape, which the function broadcasts on each call (see FUN008). It is not a
-        Cell, like the CrossEntropyLoss port (FUN015).
+        Cell, like the CrossEntropyLoss port (FUN015). ``nn.BCEWithLogitsLoss`` with the
+        default ``mean`` also becomes such a function (averaging
+        ``ops.binary_cross_entropy_with_logits(..., reduction="none")``, its ``weight`` and
+        ``pos_weight`` bound once as default arguments): MindSpore's Cell computes the right
+        mean, but on 2.10 its gradient keeps the first batch's size when a later batch is
+        smaller, so every epoch's last batch would train differently.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/BCEWithLogitsLoss.md",
@@ -906,17 +917,22 @@ def _bce_weight(site, arg):
                           cst.Arg(site.parse(f"{site.code(x)}.shape"))])
 
 
-def _reduce_apart(site, new, rule: str):
+_DOUBLED = "MindSpore's mean/sum over a single element is doubled on 2.10"
+_STALE_GRADIENT = ("the gradient of MindSpore's mean is scaled by the first batch's size on 2.10 "
+                   "when the batch size changes")
+
+
+def _reduce_apart(site, new, rule: str, why: str = _DOUBLED, reduce=("mean", "sum")):
     """``ops.binary_cross_entropy`` doubles a mean or sum over a single element on 2.10;
-    its ``reduction="none"`` values are right, so the port reduces them itself."""
+    its ``reduction="none"`` values are right, so the port reduces them itself (``reduce``:
+    the reductions that need it)."""
     arg = site.arg("reduction")
     red = legacy_reduction(site) or ("mean" if arg is None else site.literal(arg.value))
-    if red == "none":
+    if red == "none" or (red in ("mean", "sum") and red not in reduce):
         return new
     if red not in ("mean", "sum"):
-        site.finding(rule, "reduction is not a literal: MindSpore's mean/sum over a single element is "
-                     "doubled on 2.10, so use reduction='none' and reduce the result yourself",
-                     comment="reduction not a literal")
+        site.finding(rule, f"reduction is not a literal: {why}, so use reduction='none' and "
+                     "reduce the result yourself", comment="reduction not a literal")
         return new
     args = [a for a in new.args if not (a.keyword is not None and a.keyword.value == "reduction")]
     args.append(cst.Arg(keyword=cst.Name("reduction"), value=cst.SimpleString('"none"'),
@@ -939,10 +955,19 @@ api(f"{F}.binary_cross_entropy", rule="FUN008",
     rename={"input": "logits", "target": "labels"}, ms_sig=("logits", "labels", "weight", "reduction"),
     values={"weight": _bce_weight, **_LOSS_VALUES}, unsupported=_LOSS_UNSUPPORTED, handler=_bce,
     returns=TENSOR)
-api(f"{F}.binary_cross_entropy_with_logits", "mindspore.ops.binary_cross_entropy_with_logits", rule="FUN008",
+
+
+def _bce_logits(site):
+    new = _reduce_apart(site, site.apply(func=site.ref("mindspore.ops.binary_cross_entropy_with_logits")),
+                        "FUN008", _STALE_GRADIENT, reduce=("mean",))
+    site.edit("FUN008", new, detail=site.describe("-> mindspore.ops.binary_cross_entropy_with_logits"))
+    return new
+
+
+api(f"{F}.binary_cross_entropy_with_logits", rule="FUN008",
     sig=("input", "target", "weight", "size_average", "reduce", "reduction", "pos_weight"),
     ms_sig=("input", "target", "weight", "pos_weight", "reduction"),
-    unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, returns=TENSOR)
+    unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, handler=_bce_logits, returns=TENSOR)
 
 _MODULE_LOSSES = {
     "MSELoss": (("size_average", "reduce", "reduction"), ("reduction",)),
@@ -954,7 +979,7 @@ _MODULE_LOSSES = {
                           ("reduction", "weight", "pos_weight")),
 }
 for _cls, (_sig, _ms_sig) in _MODULE_LOSSES.items():
-    if _cls == "BCELoss":
+    if _cls in ("BCELoss", "BCEWithLogitsLoss"):
         continue
     api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN014", sig=_sig, ms_sig=_ms_sig,
         unsupported=dict(_LOSS_UNSUPPORTED), values=dict(_LOSS_VALUES), returns=f"module:torch.nn.{_cls}")
@@ -992,6 +1017,49 @@ def _bce_module(site):
 
 api("torch.nn.BCELoss", rule="FUN014", sig=("weight", "size_average", "reduce", "reduction"),
     handler=_bce_module, returns="loss function")
+
+_BCE_LOGITS_SIG, _BCE_LOGITS_MS_SIG = _MODULE_LOSSES["BCEWithLogitsLoss"]
+_BCE_LOGITS_LAYER = dict(sig=_BCE_LOGITS_SIG, ms_sig=_BCE_LOGITS_MS_SIG, unsupported=dict(_LOSS_UNSUPPORTED),
+                         values=dict(_LOSS_VALUES))
+
+
+def _bce_logits_module(site):
+    """``nn.BCEWithLogitsLoss(...)``: MindSpore's Cell (the same loss) for ``sum`` and
+    ``none``; for the default ``mean``, a function of (input, target) averaging
+    ``ops.binary_cross_entropy_with_logits(..., reduction="none")``, whose gradient stays
+    right when the batch size changes (the Cell's mean gradient keeps the first batch's
+    scale on 2.10). ``weight``/``pos_weight`` are bound once, as default arguments."""
+    red = legacy_reduction(site) if site.bound() is not None else None
+    arg = site.arg("reduction")
+    if red == "":
+        red = "mean" if arg is None else site.literal(arg.value)
+    if red is None or red not in ("mean", "sum", "none") or site.bound() is None:
+        new = site.apply(func=site.ref("mindspore.nn.BCEWithLogitsLoss"))
+        if red not in ("sum", "none"):
+            site.finding("FUN014", f"reduction is not a literal: {_STALE_GRADIENT}; with the default "
+                         "'mean', train with ops.binary_cross_entropy_with_logits(..., reduction='none').mean()",
+                         comment="reduction not a literal")
+        site.edit("FUN014", new, detail=site.describe("-> mindspore.nn.BCEWithLogitsLoss"))
+        return new
+    if red != "mean":
+        new = site.apply(func=site.ref("mindspore.nn.BCEWithLogitsLoss"))
+        site.edit("FUN014", new, detail=site.describe("-> mindspore.nn.BCEWithLogitsLoss"))
+        return new
+    bound = []
+    for name in ("weight", "pos_weight"):
+        given = site.arg(name)
+        if given is not None and site.literal(given.value, default=0) is not None:
+            bound.append(f", {name}={site.code(given.value).strip()}")
+    fn = site.code(site.ref("mindspore.ops.binary_cross_entropy_with_logits"))
+    passed = "".join(f", {n}={n}" for n in ("weight", "pos_weight") if any(b.startswith(f", {n}=") for b in bound))
+    new = site.parse(f'(lambda input, target{"".join(bound)}: {fn}(input, target{passed}, reduction="none").mean())')
+    site.edit("FUN014", new, detail="torch.nn.BCEWithLogitsLoss -> a function averaging "
+              "ops.binary_cross_entropy_with_logits(reduction='none')")
+    return new
+
+
+api("torch.nn.BCEWithLogitsLoss", rule="FUN014", **_BCE_LOGITS_LAYER, handler=_bce_logits_module,
+    returns="loss function")
 
 
 def _ce_module(site):

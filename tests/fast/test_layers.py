@@ -769,11 +769,13 @@ def test_bce_with_logits_positional_weight():
             import torch
             import torch.nn as nn
             crit = nn.BCEWithLogitsLoss(torch.tensor([1., 2.]))
+            total = nn.BCEWithLogitsLoss(torch.tensor([1., 2.]), reduction="sum")
         """,
         """
             import mindspore
             import mindspore.nn as nn
-            crit = nn.BCEWithLogitsLoss(weight=mindspore.Tensor([1., 2.]))
+            crit = (lambda input, target, weight=mindspore.Tensor([1., 2.]): mindspore.ops.binary_cross_entropy_with_logits(input, target, weight=weight, reduction="none").mean())
+            total = nn.BCEWithLogitsLoss(weight=mindspore.Tensor([1., 2.]), reduction="sum")
         """,
         edits={"DAT001", "FUN014", "IMP001"},
     )

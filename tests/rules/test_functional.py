@@ -344,8 +344,8 @@ def test_loss_layers(layer, args):
     src = HEAD + ("a = torch.tensor([[0.2, 0.7], [0.9, 0.4], [-1.0, 2.0]])\n"
                   "b = torch.tensor([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])\nt = torch.tensor([1, 0, 1])\n")
     run = check(src + f"crit = {layer}\nloss = crit({args})\n", "loss", rule="FUN014")
-    if "BCEWithLogitsLoss(torch" in layer:  # MindSpore's first parameter is reduction
-        assert "BCEWithLogitsLoss(weight=" in run.port.code
+    if "BCEWithLogitsLoss(torch" in layer:  # the mean: averaged by the port (FUN014)
+        assert "weight=mindspore.Tensor([1., 2.])" in run.port.code
 
 
 def test_loss_layer_findings():
@@ -446,3 +446,18 @@ def test_tanh_agrees_to_the_parity_tolerance_over_the_whole_range():
     assert all(r.status == "match" for r in run.rows), run.explain()
     assert run.ms_ns["top"] <= 1.0
     assert "FUN018" in {e.rule_id for e in run.port.edits}
+
+
+def test_smooth_l1_loss_function_averages_like_pytorch():
+    # MindSpore's ops.smooth_l1_loss defaults to reduction='none'; PyTorch's to 'mean'. The
+    # verification once missed it: PyTorch's first sample without keywords is 0-d, where
+    # the two reductions agree.
+    run = check(X + (
+        "t = torch.linspace(1, -1, 24).reshape(2, 3, 4)\n"
+        "a = F.smooth_l1_loss(x, t)\n"
+        "def loss_of(out, target, **kw):\n    return F.smooth_l1_loss(out, target, **kw)\n"
+        "b = loss_of(x, t)\n"
+        "c = F.smooth_l1_loss(x, t, reduction='sum')\n"
+        "d = loss_of(x, t, beta=0.5)\n"
+    ), "a", "b", "c", "d", rule="API001")
+    assert run.ms_ns["a"].shape == () and run.ms_ns["b"].shape == ()

@@ -7,6 +7,7 @@ optimizer and the data as parameters and are called from a later cell. Losses an
 weights must match PyTorch's."""
 
 import numpy as np
+import pytest
 
 import msmagic
 from msmagic.parity_check import ms_name_for, run_pair, to_numpy
@@ -168,3 +169,57 @@ def test_the_tutorials_train_function_receives_everything(parity_shell):
     assert parity_shell.user_ns["printed"] == msmagic.shadow_namespace()["printed"]
     _trained_alike(parity_shell.user_ns["model"], msmagic.shadow_namespace()["model"])
     assert "        (loss, pred), grads = grad_fn(X, y)\n        optimizer(grads)\n" in reports[1].port.code
+
+
+def _bce_training(loss_line: str, in_function: bool):
+    step = src(f"""
+        def train(model, batches, optimizer):
+            {loss_line}
+            history = []
+            for epoch in range(2):
+                for xb, yb in batches:
+                    optimizer.zero_grad()
+                    loss = criterion(model(xb), yb)
+                    loss.backward()
+                    optimizer.step()
+                    history.append(loss.item())
+            return history
+        history = train(model, batches, optimizer)
+    """) if in_function else src(f"""
+        {loss_line}
+        history = []
+        for epoch in range(2):
+            for xb, yb in batches:
+                optimizer.zero_grad()
+                loss = criterion(model(xb), yb)
+                loss.backward()
+                optimizer.step()
+                history.append(loss.item())
+    """)
+    return src("""
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(5, 8), nn.ReLU(), nn.Linear(8, 2))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+        # the last batch is smaller, as in every epoch of a DataLoader without drop_last
+        batches = [(torch.randn(n, 5), (torch.rand(n, 2) > 0.5).float()) for n in (8, 8, 3)]
+    """) + step
+
+
+@pytest.mark.parametrize("loss_line", [
+    "criterion = nn.BCEWithLogitsLoss()",
+    "criterion = nn.BCEWithLogitsLoss(pos_weight=torch.tensor([1.0, 3.0]))",
+    "criterion = lambda out, y: F.binary_cross_entropy_with_logits(out, y)",
+])
+@pytest.mark.parametrize("in_function", [False, True], ids=["top level", "in a function"])
+def test_bce_with_logits_trains_alike_when_the_last_batch_is_smaller(loss_line, in_function):
+    """MindSpore 2.10's BCEWithLogitsLoss mean has the right value but, once the batch size
+    changes, a gradient scaled by the first batch's size: the port averages the
+    reduction='none' loss itself (FUN008, FUN014)."""
+    run = run_pair(_bce_training(loss_line, in_function), rtol=RTOL, atol=ATOL)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("history"), run.explain()
+    _trained_alike(run.torch_ns["model"], run.ms_ns["model"])
+    assert 'reduction="none").mean()' in run.port.code and not run.port.unsupported
