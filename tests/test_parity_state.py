@@ -346,7 +346,7 @@ def test_an_error_mindspore_raises_when_a_value_is_read_is_the_statements(ip):
     ip.user_ns["ms_code"] = src("""
         import mindspore
         t = mindspore.ops.zeros(3)
-        t = t.fill_(1.0)
+        t.fill_(1.0)
         s = t * 2
     """)
     cell = "import torch\nt = torch.zeros(3)\nt.fill_(1.0)\ns = t * 2\n"

@@ -48,7 +48,12 @@ def initialiser(api: str) -> bool:
     """A random initialiser of ``torch.nn.init`` (``nn.init.normal_``) or a tensor's
     in-place random fill (``w.data.normal_(std=0.01)``): it fills a tensor in place with
     draws no replay covers."""
-    return api.startswith(("nn.init.", "torch.nn.init.")) or (api.startswith("Tensor.") and api.endswith("_"))
+    return api.startswith(("nn.init.", "torch.nn.init.")) or api in _RANDOM_FILLS
+
+
+#: the Tensor methods that fill a tensor in place with random draws
+_RANDOM_FILLS = frozenset(f"Tensor.{m}_" for m in (
+    "normal", "uniform", "bernoulli", "exponential", "geometric", "log_normal", "cauchy", "random"))
 
 
 class DrawReplay:

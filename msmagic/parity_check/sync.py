@@ -48,6 +48,7 @@ from msmagic.parity_check.compare import (
     is_torch_module,
     ms_state,
     to_mindspore,
+    to_numpy,
     torch_state,
 )
 
