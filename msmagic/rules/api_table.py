@@ -37,6 +37,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic import apis
+from msmagic.engine import build as B
 from msmagic.engine import spec as S
 from msmagic.rules._util import pack_positional
 from msmagic.rules.registry import register
@@ -337,6 +338,19 @@ def cast_result(site, new, cast):
     return cst.Call(func=lam, args=[cst.Arg(new, star="*")])
 
 
+def _shared_with(site, name: str) -> str:
+    """What else holds the memory of tensor ``name``, so that rebinding the name after an
+    in-place update would leave it behind: the element of a container a ``for`` loop
+    hands out, or the NumPy array ``torch.from_numpy`` wrapped. "" when nothing known."""
+    for stmt in site.enclosing_statements[:-1]:
+        if isinstance(stmt, cst.For) and B.binds(stmt, name, header_only=True):
+            return "is an element of the container the loop iterates"
+    value = site.assigned_call(name)
+    if value is not None and site.resolve(value.func) == "torch.from_numpy":
+        return "shares its memory with the NumPy array torch.from_numpy wrapped"
+    return ""
+
+
 def _rebind(site, key: str, new):
     """``x.add_(y)`` -> ``x = x.add(y)`` (a statement) or ``(x := x.add(y))``."""
     recv = site.receiver_original
@@ -347,7 +361,13 @@ def _rebind(site, key: str, new):
                      comment=f"{key}: in-place update not ported")
         return None
     name = recv.value
-    if not site.at_top_level:
+    shared = _shared_with(site, name)
+    if shared:
+        site.finding(INPLACE_RULE, f"{key} is ported as `{name} = ...`, but {name} {shared}: that one "
+                     "keeps the old values (MindSpore 2.10's in-place methods return a new tensor on CPU "
+                     "and leave the receiver as it was)",
+                     comment=f"{key}: rebinding updates only the name {name}")
+    elif not site.at_top_level:
         site.finding(INPLACE_RULE, f"{key} inside a function is ported as `{name} = ...`: only this name "
                      "is updated, other references to the tensor (the caller's) keep the old values",
                      comment=f"{key}: rebinding updates only the local name")
