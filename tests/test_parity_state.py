@@ -461,3 +461,50 @@ def test_a_parameter_initialised_in_place_takes_pytorchs_values_and_stays_a_para
     assert rep.row("out").status == MATCH
     assert isinstance(shadow()["W"], mindspore.Parameter)
     assert np.array_equal(shadow()["W"].asnumpy(), ip.user_ns["W"].detach().numpy())
+
+
+# ----------------------------------------------------------------------------- earlier divergences
+
+
+def test_values_an_earlier_cell_left_different_take_pytorchs_before_the_next_cell(ip):
+    """Cell 1 diverges (here a hand port with another learning rate, as a dropout mask or a
+    tolerance grown over a training loop would): it says so. Cell 2 only evaluates the
+    model: it is checked on its own statements, with a note naming what was realigned."""
+    setup = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        net = nn.Linear(3, 2)
+        x = torch.randn(4, 3)
+        scale = torch.ones(2)
+    """)
+    rep, _ = parity_cell(ip, setup)
+    assert rep.ok, explain(rep)
+    ip.user_ns["ms_train"] = src("""
+        import mindspore
+        opt = mindspore.nn.SGD(net.trainable_params(), learning_rate=0.3)
+        grad_fn = mindspore.value_and_grad(lambda: net(x).sum(), None, opt.parameters)
+        loss, grads = grad_fn()
+        opt(grads)
+        scale = scale * 3
+    """)
+    train = src("""
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        loss = net(x).sum()
+        loss.backward()
+        opt.step()
+        scale = scale * 2
+    """)
+    rep, _ = parity_cell(ip, train, "--against ms_train")
+    assert not rep.ok and rep.row("net.weight").status == DIFFERS, explain(rep)
+    rep, _ = parity_cell(ip, "y = net(x) * scale\ntotal = y.sum()\n")
+    assert rep.ok, explain(rep)
+    assert set(rep.realigned) == {"net", "scale"}, rep.realigned
+    assert rep.realigned["scale"] == pytest.approx(1.0)
+    assert any("Already different when this cell started" in n and "`net`" in n for n in rep.notes)
+    # the MindSpore module's parameters took PyTorch's values in place
+    sh = shadow()
+    np.testing.assert_allclose(sh["net"].weight.asnumpy(), ip.user_ns["net"].weight.detach().numpy(), rtol=1e-6)
+    # nothing differed this time: no note
+    rep, _ = parity_cell(ip, "z = net(x).mean()\n")
+    assert rep.ok and not rep.realigned, explain(rep)

@@ -151,6 +151,10 @@ def parity(
             state = shadow_state(shadow)
             stale = state.stale_inputs(steps)
             bridged, notes = R.bridge(steps, user_ns, shadow, stale)
+            realigned = R.realign(steps, user_ns, shadow, port, opts.rtol, opts.atol, skip=stale) \
+                if opts.sync else {}
+            if realigned:
+                notes.append(R.realign_note(realigned))
             if opts.against is None:
                 notes = notes + _define_revised(port, shadow)
             restore = R.torch_default_device(opts.device)
@@ -177,6 +181,7 @@ def parity(
     report = _report(source, opts, port, steps, run, bridged, notes, filenames, started,
                      port_seconds=ported - started, import_seconds=imports)
     report.stale = {name: str(why) for name, why in stale.items()}
+    report.realigned = realigned
     if shown_progress is not None:
         shown_progress.finish(f"msmagic parity: ran {len(steps)} statements on each side in "
                               f"{report.timings['total']:.1f} s (report below)")

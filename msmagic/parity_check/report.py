@@ -79,6 +79,10 @@ class ParityReport:
     #: MindSpore side (it failed, timed out or was interrupted there): name -> that cell
     #: and what happened
     stale: dict = field(default_factory=dict)
+    #: names that already differed between the sides when the cell started (an earlier
+    #: parity cell diverged) and took PyTorch's values on the MindSpore side first: name
+    #: -> the largest difference they had (None where not numeric)
+    realigned: dict = field(default_factory=dict)
 
     #: which renderers show it (``msmagic.render`` dispatches on this)
     render_kind: ClassVar[str] = "parity"

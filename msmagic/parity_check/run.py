@@ -691,6 +691,76 @@ def bridge(steps: list[Step], user_ns: dict, shadow: dict, stale=()) -> tuple[li
 _NOT_DATA = object()
 
 
+def realign(steps: list[Step], user_ns: dict, shadow: dict, port, rtol: float, atol: float,
+            skip=()) -> dict[str, Optional[float]]:
+    """Values that already differ between the sides when a cell starts (an earlier
+    %%ms_parity cell diverged: a dropout mask, a tolerance that grew over a training loop)
+    take PyTorch's values on the MindSpore side, so the cell is checked on its own and an
+    earlier divergence does not show again as this cell's. Covers what the cell reads from
+    both namespaces: modules (parameters and buffers, through the port's parameter-name
+    maps), tensors and arrays (a MindSpore Parameter keeps its identity: an optimizer
+    holds it), numbers and lists or dicts of them. ``skip``: names reported otherwise
+    (stale ones). Returns name -> the largest difference it had (None: not numeric)."""
+    from msmagic.parity_check.compare import DIFFERS, compare_module
+    from msmagic.parity_check.sync import ms_name_for, sync_module
+
+    params = learn(getattr(port, "module_params", None) or {})
+    done: dict[str, Optional[float]] = {}
+    seen: set[str] = set()
+    for step in steps:
+        for name in sorted(step.names - seen):
+            seen.add(name)
+            if name in skip or name.startswith("_") or name not in user_ns or name not in shadow:
+                continue
+            tv, mv = user_ns[name], shadow[name]
+            try:
+                if is_torch_module(tv) and is_cell(mv):
+                    rows = compare_module(name, tv, mv, rtol, atol, -1,
+                                          lambda tmod, n: ms_name_for(tmod, n, params))
+                    bad = [r for r in rows if r.status == DIFFERS]
+                    if bad:
+                        sync_module(tv, mv, params)
+                        done[name] = max((r.max_abs for r in bad if r.max_abs is not None), default=None)
+                    continue
+                if is_torch_module(tv) or is_cell(mv) or not comparable(tv) or isinstance(tv, (str, bytes)):
+                    continue
+                row = compare_values(name, tv, mv, rtol, atol)
+                if row.status != DIFFERS:
+                    continue
+                copied = _realigned(tv, mv, name)
+                if copied is _NOT_DATA:
+                    continue
+                if copied is not mv:
+                    shadow[name] = copied
+                done[name] = row.max_abs
+            except Exception:  # noqa: BLE001 - a value that cannot be compared stays as it is
+                continue
+        seen |= set(step.bound)
+    return done
+
+
+def _realigned(tv, mv, name: str):
+    """PyTorch's value ``tv`` for the MindSpore side, where it held ``mv``."""
+    import mindspore
+
+    if isinstance(mv, mindspore.Parameter) and to_numpy(tv) is not None:
+        arr = to_numpy(tv)
+        if tuple(mv.shape) == tuple(arr.shape):
+            mv.set_data(mindspore.Tensor(arr, dtype=mv.dtype))
+            return mv
+    return _bridgeable(tv, name)
+
+
+def realign_note(realigned: dict) -> str:
+    shown = []
+    for name, d in list(realigned.items())[:8]:
+        shown.append(f"`{name}`" + (f" (max |d| {d:.3g})" if d is not None else ""))
+    more = " ..." if len(realigned) > 8 else ""
+    return ("Already different when this cell started (an earlier %%ms_parity cell diverged): "
+            + ", ".join(shown) + more + ". The MindSpore side took PyTorch's values for them, so this "
+            "cell is compared on its own statements; the earlier cell's report shows where they first differed.")
+
+
 def _bridgeable(value, name: str = "Parameter"):
     """The MindSpore-side copy of plain data (a torch Parameter becomes a MindSpore
     Parameter named ``name``); _NOT_DATA for anything else."""
