@@ -56,6 +56,10 @@ _RANDOM_FILLS = frozenset(f"Tensor.{m}_" for m in (
     "normal", "uniform", "bernoulli", "exponential", "geometric", "log_normal", "cauchy", "random"))
 
 
+#: the queue of dropout masks (not a factory name: the generic replay leaves it alone)
+DROPOUT = "dropout mask"
+
+
 class DrawReplay:
     """Records PyTorch's draws during one side of a step and replays them on the other."""
 
@@ -80,14 +84,41 @@ class DrawReplay:
         self.bytes = self.recorded = self.dropped = 0
         self.stopped = None
         self.complete = False
+        import torch.nn.functional as TF
+
         originals = {name: getattr(torch, name) for name in FACTORIES if hasattr(torch, name)}
         for name, fn in originals.items():
             setattr(torch, name, self._recorder(name, fn))
+        dropout = TF.dropout
+        TF.dropout = self._dropout_recorder(dropout)
         try:
             yield
         finally:
             for name, fn in originals.items():
                 setattr(torch, name, fn)
+            TF.dropout = dropout
+
+    def _dropout_recorder(self, fn):
+        """``F.dropout`` (``nn.Dropout`` calls it): the mask each call in training mode drew,
+        read from the output (an element the input had at 0 is 0 either way)."""
+        replay = self
+
+        def dropout(input, p=0.5, training=True, inplace=False):
+            out = fn(input, p, training, inplace)
+            if training and 0 < p < 1:
+                try:
+                    mask = (out.detach() != 0).cpu().numpy()
+                except Exception:  # noqa: BLE001 - not a plain tensor: not replayed
+                    return out
+                if replay.bytes + mask.nbytes <= MAX_BYTES:
+                    replay.bytes += mask.nbytes
+                    replay.queues[DROPOUT].append((mask, float(p)))
+                    replay.recorded += 1
+                else:
+                    replay.dropped += 1
+            return out
+
+        return functools.wraps(fn)(dropout)
 
     def _recorder(self, name: str, fn):
         replay = self
@@ -120,16 +151,24 @@ class DrawReplay:
         if not any(self.queues.values()):
             yield
             return
+        import mindspore
         from mindspore import ops
 
         originals = {name: getattr(ops, name) for name in self.queues if hasattr(ops, name)}
         for name, fn in originals.items():
             setattr(ops, name, self._replayer(name, fn, statement))
+        masks = bool(self.queues.get(DROPOUT))
+        if masks:
+            layer, function = mindspore.nn.Dropout.construct, ops.dropout
+            mindspore.nn.Dropout.construct = self._dropout_layer(layer, statement)
+            ops.dropout = self._dropout_function(function, statement)
         try:
             yield
         finally:
             for name, fn in originals.items():
                 setattr(ops, name, fn)
+            if masks:
+                mindspore.nn.Dropout.construct, ops.dropout = layer, function
             self.complete = (self.recorded > 0 and not self.dropped and self.stopped is None
                              and not any(self.queues.values()))
             self.queues.clear()
@@ -164,6 +203,48 @@ class DrawReplay:
             return mindspore.Tensor(value, dtype=out.dtype)
 
         return functools.wraps(fn)(draw)
+
+    def _masked(self, x, statement: int):
+        """``x`` with PyTorch's next dropout mask applied (and scaled by 1/(1-p)), or None
+        when there is none for it (the MindSpore layer then draws its own)."""
+        queue = self.queues.get(DROPOUT)
+        if self.stopped is not None or not queue:
+            return None
+        mask, p = queue.popleft()
+        shape = tuple(getattr(x, "shape", ()))
+        if tuple(mask.shape) != shape:
+            self.stopped = (f"statement {statement + 1}: a MindSpore dropout of shape {shape} met PyTorch's "
+                            f"mask of shape {tuple(mask.shape)}; the masks after it are MindSpore's own")
+            self.problems.append(self.stopped)
+            return None
+        import mindspore
+
+        self.replayed["dropout mask"] += 1
+        return x * mindspore.Tensor(mask, dtype=x.dtype) * (1.0 / (1.0 - p))
+
+    def _dropout_layer(self, construct, statement: int):
+        replay = self
+
+        def dropout_construct(cell, x):
+            if cell.training and cell.keep_prob != 1 and cell.p != 0:
+                out = replay._masked(x, statement)
+                if out is not None:
+                    return out
+            return construct(cell, x)
+
+        return functools.wraps(construct)(dropout_construct)
+
+    def _dropout_function(self, fn, statement: int):
+        replay = self
+
+        def dropout(input, p=0.5, training=True, seed=None):
+            if training and 0 < p < 1:
+                out = replay._masked(input, statement)
+                if out is not None:
+                    return out
+            return fn(input, p=p, training=training, seed=seed)
+
+        return functools.wraps(fn)(dropout)
 
     def summary(self) -> str:
         """What the MindSpore side took in this run ("" when nothing)."""

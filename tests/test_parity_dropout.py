@@ -1,0 +1,101 @@
+"""Dropout in training mode under %%ms_parity: the MindSpore side applies the masks the
+PyTorch side drew (``nn.Dropout`` layers and ``F.dropout`` calls, in order), so a correct
+port of a model with dropout matches instead of diverging by design."""
+
+import textwrap
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from msmagic.parity_check import run_pair
+from msmagic.parity_check.draws import DrawReplay
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+MODEL = src("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    torch.manual_seed(0)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3)
+            self.fc1 = nn.Linear(4 * 6 * 6, 16)
+            self.dropout = nn.Dropout(0.25)
+            self.fc2 = nn.Linear(16, 3)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv(x)), 1)
+            x = self.dropout(torch.flatten(x, 1))
+            x = F.dropout(F.relu(self.fc1(x)), p=0.5, training=self.training)
+            return self.fc2(x)
+
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    criterion = nn.CrossEntropyLoss()
+    # the last batch is smaller, as a DataLoader without drop_last gives it
+    batches = [(torch.randn(n, 1, 8, 8), torch.randint(0, 3, (n,))) for n in (6, 6, 4)]
+""")
+
+TRAIN = src("""
+    def train(model, batches, optimizer, criterion):
+        model.train()
+        total = 0.0
+        for xb, yb in batches:
+            optimizer.zero_grad()
+            loss = criterion(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        return total / len(batches)
+
+    history = [train(model, batches, optimizer, criterion) for epoch in range(3)]
+""")
+
+EVALUATE = src("""
+    model.eval()
+    with torch.no_grad():
+        scores = model(torch.ones(2, 1, 8, 8))
+    scores
+""")
+
+
+def test_a_model_with_dropout_trains_alike_across_cells(parity_shell):
+    reports = []
+    for cell in (MODEL, TRAIN, EVALUATE):
+        parity_shell.user_ns.pop("rep", None)
+        with capture_output():
+            parity_shell.run_cell("%%ms_parity -o rep\n" + cell, store_history=True)
+        reports.append(parity_shell.user_ns["rep"])
+    for rep in reports:
+        assert rep.ok, (rep.summary(), [(r.name, r.status, r.max_abs) for r in rep.rows], rep.notes)
+    assert reports[1].row("history").status == "match"
+    assert any(r.name.startswith("model.fc1") and r.status == "match" for r in reports[1].rows)
+
+
+def test_without_the_masks_the_same_port_diverges(monkeypatch):
+    # the replay is what makes the difference: with MindSpore's own masks it diverges
+    code = MODEL + TRAIN
+    assert run_pair(code).agree("history")
+    monkeypatch.setattr(DrawReplay, "_dropout_recorder", lambda self, fn: fn)
+    assert not run_pair(code).agree("history")
+
+
+def test_a_dropout_of_another_shape_stops_the_replay_with_a_note():
+    import mindspore
+    import torch
+    import torch.nn.functional as F
+
+    replay = DrawReplay()
+    with replay.recording():
+        F.dropout(torch.ones(4, 5), p=0.5, training=True)
+        F.dropout(torch.ones(4, 5), p=0.5, training=False)  # eval mode draws nothing
+    assert replay.recorded == 1
+    with replay.replaying(0):
+        out = mindspore.ops.dropout(mindspore.ops.ones((5, 4)), p=0.5, training=True)
+    assert out.shape == (5, 4) and "shape (5, 4)" in replay.stopped
