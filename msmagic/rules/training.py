@@ -28,6 +28,7 @@ import libcst as cst
 from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
 from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
+from msmagic.engine import build as B
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.autograd import (
@@ -1448,6 +1449,11 @@ def _training_step(ctx, original, updated):
         first = seg.forward[0] if seg.forward else min(i for i, r in seg.index.items() if r == "backward")
         firsts[first] = (seg, step, opt)
     origin = {j: i for i, j in where.items()}
+    # a step in a function's own body whose optimizer (or module) the function binds, a
+    # parameter say: its definitions go inside the function, where that name exists
+    in_function = isinstance(original, cst.FunctionDef) and any(
+        B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
+        for root in _roots(built, p, ctx))
     out = []
     for j, u in enumerate(new_body):
         i = origin.get(j)
@@ -1462,8 +1468,14 @@ def _training_step(ctx, original, updated):
             continue
         if i in firsts:
             seg, step, _ = firsts[i]
-            out.append(step.call.with_changes(
-                leading_lines=u.leading_lines if i not in seg.forward else blank.get(i, ())))
+            call = step.call.with_changes(
+                leading_lines=u.leading_lines if i not in seg.forward else blank.get(i, ()))
+            if in_function:
+                # the step sits in the function's own body: its definitions go right
+                # before it, where the function's parameters (the optimizer) are bound
+                out.extend([step.fn.with_changes(leading_lines=call.leading_lines), step.gfn])
+                call = call.with_changes(leading_lines=())
+            out.append(call)
             continue
         if i not in owner_of:
             out.append(u)
@@ -1488,7 +1500,8 @@ def _training_step(ctx, original, updated):
     defs = []
     for seg, step, opt in built:
         _log(ctx, seg, step)
-        defs += [step.fn.with_changes(leading_lines=()) if not defs else step.fn, step.gfn]
+        if not in_function:
+            defs += [step.fn.with_changes(leading_lines=()) if not defs else step.fn, step.gfn]
     if len(built) > 1:
         ctx.edit("TRN007", None, node=p.backs[1], api="optimizer.step()",
                  detail=f"{len(built)} optimizer steps in one block: one forward function and "
@@ -1500,6 +1513,15 @@ def _training_step(ctx, original, updated):
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
     return _emit(ctx, original, new, defs)
+
+
+def _roots(built, p, ctx) -> set:
+    """The names the value_and_grad of the built steps reads: each optimizer's (or, for a
+    hand-written update, the module's) leading name."""
+    texts = [opt for _, _, opt in built if opt]
+    if p.manual is not None:
+        texts.append(_code(ctx.updated_of(p.manual.module)).strip())
+    return {t.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0] for t in texts}
 
 
 def _comments_of(line, blank: bool = False) -> list:

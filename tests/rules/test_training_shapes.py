@@ -223,3 +223,37 @@ def test_bce_with_logits_trains_alike_when_the_last_batch_is_smaller(loss_line, 
     assert run.agree("history"), run.explain()
     _trained_alike(run.torch_ns["model"], run.ms_ns["model"])
     assert 'reduction="none").mean()' in run.port.code and not run.port.unsupported
+
+
+def test_a_step_in_a_functions_own_body_is_defined_where_its_optimizer_is_bound():
+    """The step sits directly in the function (no loop), with the optimizers as parameters
+    (a GAN's train_discriminator(opt_D, ...)): forward_fn and value_and_grad go inside the
+    function, before the step, not before the def where opt_D is not bound."""
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        G = nn.Linear(3, 3)
+        D = nn.Sequential(nn.Linear(3, 1), nn.Sigmoid())
+        crit = nn.BCELoss()
+
+        def step(G, D, opt_G, opt_D, z, real):
+            opt_D.zero_grad()
+            d_loss = crit(D(real), torch.ones(4, 1)) + crit(D(G(z).detach()), torch.zeros(4, 1))
+            d_loss.backward()
+            opt_D.step()
+            opt_G.zero_grad()
+            g_loss = crit(D(G(z)), torch.ones(4, 1))
+            g_loss.backward()
+            opt_G.step()
+            return d_loss.item(), g_loss.item()
+
+        opt_G = torch.optim.Adam(G.parameters(), lr=0.01)
+        opt_D = torch.optim.SGD(D.parameters(), lr=0.1)
+        history = [step(G, D, opt_G, opt_D, torch.randn(4, 3), torch.rand(4, 3)) for _ in range(3)]
+    """), rtol=RTOL, atol=ATOL)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("history"), run.explain()
+    _trained_alike(run.torch_ns["G"], run.ms_ns["G"])
+    _trained_alike(run.torch_ns["D"], run.ms_ns["D"])
+    assert "    grad_fn = mindspore.value_and_grad(forward_fn, None, opt_D.parameters)" in run.port.code
