@@ -81,9 +81,12 @@ class Kernel:
             if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
                 break
             outputs.append(msg)
-        reply = self.client.get_shell_msg(timeout=60)
-        assert reply["parent_header"]["msg_id"] == msg_id
-        return reply["content"], outputs
+        # replies to other requests may come first: wait_for_ready repeats its
+        # kernel_info request while a slow kernel starts, and each one is answered
+        while True:
+            reply = self.client.get_shell_msg(timeout=60)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply["content"], outputs
 
     def run(self, code: str, timeout: float = 300):
         return self.collect(self.submit(code), timeout)

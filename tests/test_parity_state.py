@@ -508,3 +508,45 @@ def test_values_an_earlier_cell_left_different_take_pytorchs_before_the_next_cel
     # nothing differed this time: no note
     rep, _ = parity_cell(ip, "z = net(x).mean()\n")
     assert rep.ok and not rep.realigned, explain(rep)
+
+
+# ----------------------------------------------------------------------------- one-statement models
+
+
+BUILD_AND_TRAIN = src("""
+    import torch
+    import torch.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(7, 3)
+            self.out = nn.Linear(6, 7)
+
+        def forward(self, x):
+            return self.out(self.emb(x).view(-1, 6))
+
+    def fit(steps):
+        model = Net()
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        criterion = nn.CrossEntropyLoss()
+        x, y = torch.tensor([[1, 2], [3, 4], [5, 6]]), torch.tensor([3, 5, 0])
+        for _ in range(steps):
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        return model, loss.item()
+
+    if __name__ == "__main__":
+        model, final = fit(5)
+        scores = model(torch.tensor([[1, 2]]))
+""")
+
+
+def test_a_model_built_and_trained_in_one_statement_starts_from_pytorchs_weights(ip):
+    """A script's __main__ block (or a function) builds the model and trains it before the
+    statement ends: the Cell takes the PyTorch module's weights at its first call."""
+    rep, _ = parity_cell(ip, BUILD_AND_TRAIN)
+    assert rep.ms_error is None and rep.ok, explain(rep)
+    assert rep.row("final").status == MATCH and rep.row("scores").status == MATCH

@@ -203,15 +203,20 @@ class Synchroniser:
         self._built: list = []
         #: Python's and NumPy's random state, the same at the start of each side
         self.host_random = HostRandom(self.state.generators)
+        #: modules a statement builds and calls before it ends (a script's
+        #: ``if __name__ == "__main__":`` block builds the model and trains it)
+        self.first_calls = FirstCalls()
 
     @contextlib.contextmanager
     def torch_side(self, step, tns: dict):
         """While the PyTorch side of a step runs: record its random draws (torch's
-        factories; Python's and NumPy's state) and the files it writes."""
+        factories; Python's and NumPy's state), the modules it builds and calls, and the
+        files it writes."""
         with contextlib.ExitStack() as stack:
             stack.enter_context(self.host_random.torch_side(step, tns))
             if self.enabled:
                 stack.enter_context(self.draws.recording())
+                stack.enter_context(self.first_calls.recording(tns))
                 # the shuffled loaders it builds are linked, for the MindSpore side to follow
                 self._built = []
                 stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
@@ -228,6 +233,7 @@ class Synchroniser:
             stack.enter_context(self.host_random.ms_side(mns))
             if self.enabled:
                 stack.enter_context(self.draws.replaying(step.index))
+                stack.enter_context(self.first_calls.replaying(mns, self.params))
                 # the loaders it builds follow the orders of those PyTorch built in the same place
                 built = iter(list(self._built))
                 stack.enter_context(_on_build(_ms_loader_class(),
@@ -450,6 +456,101 @@ class Synchroniser:
             if n not in self.run.synchronised:
                 self.run.synchronised.append(n)
             self.run.sync_reasons[n] = "; ".join(reasons)
+
+
+class FirstCalls:
+    """Modules built and trained within one statement start from the same weights.
+
+    The synchroniser copies a module into its Cell after the statement that built it; a
+    statement that builds a model and trains it too (a script's ``if __name__ ==
+    "__main__":`` block, a function that builds and fits) would train MindSpore's own
+    random initialisation instead. So, while the PyTorch side runs a statement, the state
+    of each module it calls for the first time from outside any module (a model, not its
+    layers) is recorded just before that call; while the MindSpore side runs it, each Cell
+    called for the first time the same way takes the next recorded state (through the
+    parameter-name maps), in order. Modules the namespace held when the statement began
+    are left to the synchroniser."""
+
+    def __init__(self) -> None:
+        self.states: list = []  # (torch module, {name: array}) in first-call order
+        self.synced = 0
+        self.seen: set[int] = set()
+
+    @staticmethod
+    def _held(ns: dict) -> set:
+        held = set()
+        for v in ns.values():
+            if is_torch_module(v) or is_cell(v):
+                held.add(id(v))
+                subs = v.modules() if is_torch_module(v) else (c for _, c in v.cells_and_names())
+                held.update(id(m) for m in subs)
+        return held
+
+    @contextlib.contextmanager
+    def recording(self, tns: dict):
+        import torch
+
+        self.states = []
+        self.seen = self._held(tns)
+        original = torch.nn.Module.__call__
+        depth = [0]
+        me = self
+
+        def call(module, *args, **kwargs):
+            if depth[0] == 0 and id(module) not in me.seen:
+                me.seen.add(id(module))
+                me.seen.update(id(m) for m in module.modules())
+                me.states.append((module, {n: v.detach().cpu().numpy().copy() for n, v in torch_state(module)}))
+            depth[0] += 1
+            try:
+                return original(module, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        torch.nn.Module.__call__ = call
+        try:
+            yield
+        finally:
+            torch.nn.Module.__call__ = original
+
+    @contextlib.contextmanager
+    def replaying(self, mns: dict, params):
+        if not self.states:
+            yield
+            return
+        import mindspore
+
+        queue = collections.deque(self.states)
+        seen = self._held(mns)
+        original = mindspore.nn.Cell.__call__
+        depth = [0]
+        me = self
+
+        def call(cell, *args, **kwargs):
+            if depth[0] == 0 and id(cell) not in seen and queue:
+                seen.add(id(cell))
+                seen.update(id(c) for _, c in cell.cells_and_names())
+                tmod, values = queue.popleft()
+                state = ms_state(cell)
+                for name, arr in values.items():
+                    p = state.get(ms_name_for(tmod, name, params))
+                    if p is None or p.size != arr.size:
+                        continue
+                    data = mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype)
+                    p.set_data(data) if hasattr(p, "set_data") else p.assign_value(data)
+                me.synced += 1
+            depth[0] += 1
+            try:
+                return original(cell, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+
+        mindspore.nn.Cell.__call__ = call
+        try:
+            yield
+        finally:
+            mindspore.nn.Cell.__call__ = original
+            self.states = []
 
 
 def _initialised_tensor(torch_value, ms_value) -> bool:
