@@ -714,29 +714,39 @@ def realign(steps: list[Step], user_ns: dict, shadow: dict, port, rtol: float, a
                 continue
             tv, mv = user_ns[name], shadow[name]
             try:
+                # values that match within the tolerance but not to the bit take PyTorch's
+                # too (silently): float32 rounding left by a long loop would otherwise grow
+                # through this cell's matrix products past the tolerance
                 if is_torch_module(tv) and is_cell(mv):
                     rows = compare_module(name, tv, mv, rtol, atol, -1,
                                           lambda tmod, n: ms_name_for(tmod, n, params))
                     bad = [r for r in rows if r.status == DIFFERS]
-                    if bad:
+                    if bad or any(r.max_abs for r in rows):
                         sync_module(tv, mv, params)
+                    if bad:
                         done[name] = max((r.max_abs for r in bad if r.max_abs is not None), default=None)
                     continue
                 if is_torch_module(tv) or is_cell(mv) or not comparable(tv) or isinstance(tv, (str, bytes)):
                     continue
                 row = compare_values(name, tv, mv, rtol, atol)
-                if row.status != DIFFERS:
+                if row.status != DIFFERS and not (row.max_abs and _floating(tv)):
                     continue
                 copied = _realigned(tv, mv, name)
                 if copied is _NOT_DATA:
                     continue
                 if copied is not mv:
                     shadow[name] = copied
-                done[name] = row.max_abs
+                if row.status == DIFFERS:
+                    done[name] = row.max_abs
             except Exception:  # noqa: BLE001 - a value that cannot be compared stays as it is
                 continue
         seen |= set(step.bound)
     return done
+
+
+def _floating(value) -> bool:
+    arr = to_numpy(value)
+    return arr is not None and getattr(arr, "dtype", None) is not None and arr.dtype.kind in "fc"
 
 
 def _realigned(tv, mv, name: str):
