@@ -236,9 +236,16 @@ def _functions(ctx) -> set:
     return ctx.scratch("custom_function").setdefault("classes", set())
 
 
+def _earlier(ctx) -> dict:
+    """Names of the custom Functions earlier cells of the session ported (a notebook
+    defines the Function in one cell and calls ``MyReLU.apply`` in the next)."""
+    return ctx.session_memory("custom_function")
+
+
 @statement_hook("FNC001", cst.ClassDef)
 def _class_hook(ctx, original, updated):
     if not any(ctx.resolve(b.value) == "torch.autograd.Function" for b in original.bases):
+        _earlier(ctx).pop(original.name.value, None)  # the name now holds another class
         return updated
     new, problem = _convert(ctx, updated)
     if new is None:
@@ -251,6 +258,8 @@ def _class_hook(ctx, original, updated):
             if ctx.resolve(ob.value) == "torch.autograd.Function" else nb
             for ob, nb in zip(original.bases, updated.bases)])
     _functions(ctx).add(original.name.value)
+    if ctx.at_top_level:
+        _earlier(ctx)[original.name.value] = "torch.autograd.Function"
     ctx.edit("FNC001", new, node=original, api="torch.autograd.Function",
              detail=f"{original.name.value}: forward -> construct, backward -> bprop")
     return new
@@ -258,7 +267,7 @@ def _class_hook(ctx, original, updated):
 
 def _known(site) -> bool:
     recv = site.receiver_original
-    return isinstance(recv, cst.Name) and recv.value in _functions(site)
+    return isinstance(recv, cst.Name) and (recv.value in _functions(site) or recv.value in _earlier(site))
 
 
 def _apply_call(site):

@@ -229,3 +229,55 @@ def test_wrong_gradient_count_and_default_arguments_are_flagged():
             def backward(ctx, g):
                 return g, None
     """, "plain positional parameters")
+
+
+def test_apply_in_a_later_cell_and_in_a_function(parity_shell):
+    """jcjohnson's custom_function: the Function is defined in one cell; a later cell calls
+    MyReLU.apply in a training loop, another passes it around from a function."""
+    define = src("""
+        import torch
+        class MyReLU(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x.clamp(min=0)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                x, = ctx.saved_tensors
+                grad_x = grad_output.clone()
+                grad_x[x < 0] = 0
+                return grad_x
+    """)
+    train = src("""
+        torch.manual_seed(0)
+        x, y = torch.randn(8, 5), torch.randn(8, 2)
+        w1 = torch.randn(5, 4, requires_grad=True)
+        w2 = torch.randn(4, 2, requires_grad=True)
+        for t in range(3):
+            y_pred = MyReLU.apply(x.mm(w1)).mm(w2)
+            loss = (y_pred - y).pow(2).sum()
+            loss.backward()
+            with torch.no_grad():
+                w1 -= 1e-3 * w1.grad
+                w2 -= 1e-3 * w2.grad
+                w1.grad.zero_()
+                w2.grad.zero_()
+    """)
+    use = src("""
+        def hidden(inputs, weights):
+            relu = MyReLU.apply
+            return relu(inputs @ weights)
+        h = hidden(x, w1)
+    """)
+    from IPython.utils.capture import capture_output
+
+    reports = []
+    for i, cell in enumerate([define, train, use]):
+        with capture_output():
+            parity_shell.run_cell_magic("ms_parity", f"-o report_{i}", cell)
+        reports.append(parity_shell.user_ns[f"report_{i}"])
+    assert reports[0].verdict[0] == "empty" and reports[1].ok and reports[2].ok, [r.summary() for r in reports]
+    assert "MyReLU()(x.mm(w1))" in reports[1].port.code and "relu = MyReLU()" in reports[2].port.code
+    assert reports[1].row("loss").status == "match" and reports[1].row("w1").status == "match"
+    assert reports[2].row("h").status == "match"
