@@ -81,9 +81,13 @@ register(
         (default -1, the last axis), which matches PyTorch for a one-element shape on an
         input of any rank. For a shape of two or more dims the axes would have to be
         counted from the input's rank, which is unknown when porting, and negative values
-        other than -1 are rejected, so such calls stay PyTorch and are flagged, as are
-        non-literal shapes. ``elementwise_affine=False`` and ``bias=False`` are flagged
-        too: MindSpore always creates trainable gamma and beta.
+        other than -1 are rejected, so such calls stay PyTorch and are flagged. A shape
+        given by a name (``nn.LayerNorm(d_model)``, a parameter of ``__init__``) becomes
+        ``layer_norm_shape(d_model)``, a small function the port defines: it turns an int
+        into ``(n,)`` when the layer is built, and raises a clear error for a shape of
+        several axes (a name the cell assigned such a literal is flagged at once).
+        ``elementwise_affine=False`` and ``bias=False`` are flagged too: MindSpore always
+        creates trainable gamma and beta.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/LayerNorm.md",
@@ -175,16 +179,52 @@ def _layer_norm(site):
     if shape is None:
         return None
     value = site.literal(shape.value)
+    computed = False
     if isinstance(value, int) and not isinstance(value, bool):
         site.changes.append(f"normalized_shape {value} -> ({value},)")
-    elif not (isinstance(value, (tuple, list)) and len(value) == 1):
+    elif isinstance(value, (tuple, list)) and len(value) == 1:
+        pass
+    elif (value is None and not shape.star and isinstance(shape.value, (cst.Name, cst.Attribute))
+          and not _several_axes(site, shape.value)):
+        # a name (d_model, self.size): an int, known when the layer is built
+        computed = True
+    else:
         site.finding("NRM001", "MindSpore's LayerNorm chooses the normalised axes by begin_norm_axis, "
                      "counted from the input's rank; only a one-element literal shape ports for any rank",
                      comment="LayerNorm shape must be one literal dim")
         return None
     new = site.apply(func=site.ref("mindspore.nn.LayerNorm"))
+    if computed:
+        helper = site.define("layer_norm_shape", _layer_norm_shape_source)
+        args = [a.with_changes(value=cst.Call(func=cst.Name(helper), args=[cst.Arg(shape.value)]))
+                if a.value is shape.value else a for a in new.args]
+        new = new.with_changes(args=args)
+        site.changes.append(f"normalized_shape {site.code(shape.value).strip()} -> {helper}(...): a "
+                            "one-element tuple (several axes raise: MindSpore counts them from the input's rank)")
     site.edit("NRM001", new, detail=site.describe("nn.LayerNorm -> mindspore.nn.LayerNorm"))
     return new
+
+
+def _several_axes(site, expr) -> bool:
+    """Is ``expr`` a name the cell assigned a literal sequence of several sizes?"""
+    if not isinstance(expr, cst.Name):
+        return False
+    value = site.assigned_value(expr.value)
+    literal = site.literal(value) if value is not None else None
+    return isinstance(literal, (tuple, list)) and len(literal) != 1
+
+
+def _layer_norm_shape_source(name: str) -> str:
+    return (f"def {name}(normalized_shape):\n"
+            f"    \"\"\"PyTorch's LayerNorm normalized_shape (an int or a one-element sequence) as\n"
+            f"    MindSpore's tuple. MindSpore counts several normalised axes from the input's rank\n"
+            f"    (begin_norm_axis), which a layer does not know when it is built.\"\"\"\n"
+            f"    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)\n"
+            f"    if len(shape) != 1:\n"
+            f"        raise ValueError(f\"msmagic: LayerNorm over several axes {{shape}}: pass MindSpore's \"\n"
+            f"                         \"begin_norm_axis and begin_params_axis (the input's rank minus \"\n"
+            f"                         f\"{{len(shape)}}) by hand\")\n"
+            f"    return shape\n")
 
 
 def _to_tuple(site, arg):

@@ -9,7 +9,7 @@ import pytest
 
 import msmagic
 from msmagic.parity_check import run_pair, to_numpy
-from tests.rules.support import findings, rules
+from tests.rules.support import findings, rules, src
 
 HEAD = "import torch\nimport torch.nn as nn\n"
 
@@ -147,3 +147,43 @@ def test_embedding_table_written_through_data_and_copy_in_a_chain():
     assert "tuple(self.embedding.embedding_table.shape)" in code
     assert not run.port.unsupported, run.port.unsupported
     assert_all_match(run, "first", "second", "read", "shape", "rows")
+
+
+@pytest.mark.parametrize("shape", ["d_model", "(d_model,)", "[d_model]"])
+def test_layer_norm_of_a_named_shape(shape):
+    """graykode's transformer: nn.LayerNorm(d_model) with d_model a variable, in a Module
+    built later (a parameter of __init__, a global)."""
+    run = run_pair(src(f"""
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self, shape):
+                super().__init__()
+                self.norm = nn.LayerNorm(shape, eps=1e-6)
+                self.other = nn.LayerNorm(d_model)
+            def forward(self, x):
+                return self.norm(x) * 2 + self.other(x)
+        d_model = 4
+        torch.manual_seed(0)
+        block = Block({shape})
+        with torch.no_grad():
+            block.norm.weight.uniform_()
+            block.norm.bias.uniform_()
+        x = torch.randn(2, 3, 4) * 5 + 1
+        y = block(x)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert "nn.LayerNorm(layer_norm_shape(shape), epsilon=1e-6)" in run.port.code
+    assert not run.port.unsupported and "import torch" not in run.port.code
+    assert run.agree("y", "block.norm.weight", "block.other.bias"), run.explain()
+
+
+def test_layer_norm_of_a_named_shape_with_several_axes_raises_a_clear_error():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        def make(shape):
+            return nn.LayerNorm(shape)
+        ln = make((3, 4))
+    """))
+    assert run.ms_error is not None and "LayerNorm over several axes (3, 4)" in str(run.ms_error)
