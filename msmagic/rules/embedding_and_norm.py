@@ -15,7 +15,7 @@ LAYER_NORM = "module:torch.nn.LayerNorm"
 
 register(
     "EMB001",
-    "Embedding keeps sizes and padding_idx (no gradient to the padding row); its N(0, 1) init is written out",
+    "Embedding: padding_idx row gets no gradient; N(0, 1) init written out",
     group=GROUP,
     why="""
         ``nn.Embedding(num_embeddings, embedding_dim, padding_idx)`` becomes MindSpore's
