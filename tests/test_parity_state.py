@@ -621,3 +621,25 @@ def test_a_dict_checkpoint_with_another_value_differs_at_its_save(ip, in_tmp):
     row = rep.row("file checkpoint.pth")
     assert row.status == DIFFERS and row.max_abs == pytest.approx(1.0), explain(rep)
     assert row.statement == 4, explain(rep)  # the statement that saved it
+
+
+def test_a_conv1d_checkpoint_is_compared_in_pytorchs_layout(ip, in_tmp):
+    """MindSpore's Conv1d weight has an axis of size one PyTorch's lacks: the saved
+    checkpoints are compared in PyTorch's shape, from a training loop's function too."""
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv1d(4, 3, 2), nn.ReLU(), nn.Conv1d(3, 2, 3, padding=1))
+        torch.save(model.state_dict(), "conv.pt")
+
+        def keep_best(net, path):
+            torch.save(net.state_dict(), path)
+
+        keep_best(model, "best.pt")
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    for name in ("file conv.pt", "file best.pt"):
+        row = rep.row(name)
+        assert row.status == MATCH and row.max_abs == 0 and row.torch_shape == (4,), explain(rep)

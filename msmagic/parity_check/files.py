@@ -483,8 +483,8 @@ def _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name
         return Row(name, DIFFERS, statement=statement,
                    note=f"no entry of PyTorch's checkpoint ({', '.join(keys[:3])}...) is in MindSpore's")
     row = compare_values(name, {k: tensors[k] for k in present},
-                         {k: ms_tensors[mapping[k]] for k in present}, rtol, atol, statement,
-                         series=False)
+                         {k: _in_torch_layout(tensors[k], ms_tensors[mapping[k]]) for k in present},
+                         rtol, atol, statement, series=False)
     row.torch_shape, row.ms_shape = (len(keys),), (len(ms_tensors),)
     row.torch_dtype = row.ms_dtype = "checkpoint"
     if missing:
@@ -492,6 +492,20 @@ def _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name
         row.note = (f"{len(missing)} entr{'ies' if len(missing) != 1 else 'y'} of PyTorch's checkpoint "
                     f"missing in MindSpore's ({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''})")
     return row
+
+
+def _in_torch_layout(torch_value, ms_value):
+    """MindSpore's checkpoint entry in PyTorch's shape where the two differ only by axes
+    of size one (a Conv1d weight is (out, in, 1, k) in MindSpore, (out, in, k) in
+    PyTorch); the entry as it is otherwise."""
+    from msmagic.parity_check.compare import to_numpy
+
+    a, b = to_numpy(torch_value), to_numpy(ms_value)
+    if a is None or b is None or a.shape == b.shape:
+        return ms_value
+    if [d for d in a.shape if d != 1] == [d for d in b.shape if d != 1]:
+        return b.reshape(a.shape)
+    return ms_value
 
 
 def _mapped_keys(keys: list[str], modules, ms_name) -> dict[str, str]:
