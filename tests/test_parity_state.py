@@ -565,3 +565,136 @@ def test_values_that_match_within_the_tolerance_start_the_next_cell_bit_equal(ip
     rep, _ = parity_cell(ip, "x = torch.ones(500, 30) * 3\ny = (x @ w).sum(0)\n")
     assert rep.ok and not rep.realigned, explain(rep)  # matched: no note, but bit-equal now
     np.testing.assert_array_equal(sh["w"].asnumpy(), ip.user_ns["w"].numpy())
+# ----------------------------------------------------------------------------- state dicts and checkpoints
+
+
+def test_a_loaded_state_dict_matches_at_top_level_and_in_a_function(ip, in_tmp):
+    """torch.load gives an OrderedDict, MindSpore's load_checkpoint a dict: the same
+    mapping, compared entry by entry (not a difference of type)."""
+    save = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+        torch.save(model.state_dict(), "model.pt")
+    """)
+    rep, _ = parity_cell(ip, save)
+    assert rep.ok, explain(rep)
+    rep, _ = parity_cell(ip, 'state_dict = torch.load("model.pt")\n')
+    row = rep.row("state_dict")
+    assert row.status == MATCH and row.max_abs == 0, explain(rep)
+    assert (row.torch_dtype, row.ms_dtype) == ("OrderedDict", "dict")
+    restore = src("""
+        def restore(net, path):
+            sd = torch.load(path)
+            net.load_state_dict(sd)
+            return sd
+
+        loaded = restore(model, "model.pt")
+        y = model(torch.ones(2, 3))
+    """)
+    rep, _ = parity_cell(ip, restore)
+    assert rep.ok, explain(rep)
+    assert rep.row("loaded").status == MATCH and rep.row("y").status == MATCH, explain(rep)
+    np.testing.assert_allclose(shadow()["y"].asnumpy(), ip.user_ns["y"].detach().numpy(), rtol=1e-6)
+
+
+def test_a_state_dict_an_earlier_cell_left_different_keeps_its_parameters(ip, in_tmp):
+    """Realigning a dict of MindSpore Parameters sets their values in place: it stays what
+    load_param_into_net takes."""
+    import mindspore
+
+    save = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Linear(3, 2)
+        torch.save(model.state_dict(), "model.pt")
+    """)
+    rep, _ = parity_cell(ip, save)
+    assert rep.ok, explain(rep)
+    ip.user_ns["ms_load"] = src("""
+        import mindspore
+        state_dict = mindspore.load_checkpoint("model.pt.ckpt")
+        state_dict["weight"].set_data(state_dict["weight"] + 1)
+    """)
+    rep, _ = parity_cell(ip, 'state_dict = torch.load("model.pt")\n', "--against ms_load")
+    assert rep.row("state_dict").status == DIFFERS, explain(rep)
+    rep, _ = parity_cell(ip, "model.load_state_dict(state_dict)\ny = model(torch.ones(2, 3))\n")
+    assert rep.ms_error is None and rep.ok, explain(rep)
+    assert rep.realigned["state_dict"] == pytest.approx(1.0)
+    sd = shadow()["state_dict"]
+    assert isinstance(sd["weight"], mindspore.Parameter)
+    np.testing.assert_allclose(sd["weight"].asnumpy(), ip.user_ns["model"].weight.detach().numpy(), rtol=1e-6)
+    assert rep.row("y").status == MATCH, explain(rep)
+
+
+def test_a_dict_checkpoint_is_compared_with_the_pickle_the_port_writes(ip, in_tmp):
+    """torch.save of a dict checkpoint becomes pickle (CKP004): its settings and its state
+    dict (through the parameter-name maps: BatchNorm's weight is gamma) are compared, at
+    top level and inside a function receiving the model."""
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3))
+        model(torch.randn(5, 4))
+        checkpoint = {"input_size": 4, "hidden": [3], "name": "mlp", "state_dict": model.state_dict()}
+        torch.save(checkpoint, "checkpoint.pth")
+
+        def save(net, path, epochs):
+            torch.save({"epochs": epochs, "state_dict": net.state_dict()}, path)
+
+        save(model, "last.pth", 2)
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    for name in ("file checkpoint.pth", "file last.pth"):
+        row = rep.row(name)
+        assert row.status == MATCH and row.max_abs < 1e-7, explain(rep)  # running_mean: 4e-9
+    # every entry was compared: 3 settings + the Linear's 2 tensors + BatchNorm's 4
+    assert rep.row("file checkpoint.pth").torch_shape == (3 + 2 + 4,), explain(rep)
+
+
+def test_a_dict_checkpoint_with_another_value_differs_at_its_save(ip, in_tmp):
+    ip.user_ns["ms_save"] = src("""
+        import pathlib
+        import pickle
+        import mindspore
+        model = mindspore.nn.Dense(2, 1)
+        checkpoint = {"input_size": 3, "state_dict": model.parameters_dict()}
+        pathlib.Path("checkpoint.pth").write_bytes(pickle.dumps(checkpoint))
+    """)
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(2, 1)
+        checkpoint = {"input_size": 2, "state_dict": model.state_dict()}
+        torch.save(checkpoint, "checkpoint.pth")
+    """)
+    rep, _ = parity_cell(ip, cell, "--against ms_save")
+    row = rep.row("file checkpoint.pth")
+    assert row.status == DIFFERS and row.max_abs == pytest.approx(1.0), explain(rep)
+    assert row.statement == 4, explain(rep)  # the statement that saved it
+
+
+def test_a_conv1d_checkpoint_is_compared_in_pytorchs_layout(ip, in_tmp):
+    """MindSpore's Conv1d weight has an axis of size one PyTorch's lacks: the saved
+    checkpoints are compared in PyTorch's shape, from a training loop's function too."""
+    cell = src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv1d(4, 3, 2), nn.ReLU(), nn.Conv1d(3, 2, 3, padding=1))
+        torch.save(model.state_dict(), "conv.pt")
+
+        def keep_best(net, path):
+            torch.save(net.state_dict(), path)
+
+        keep_best(model, "best.pt")
+    """)
+    rep, _ = parity_cell(ip, cell)
+    assert rep.ok, explain(rep)
+    for name in ("file conv.pt", "file best.pt"):
+        row = rep.row(name)
+        assert row.status == MATCH and row.max_abs == 0 and row.torch_shape == (4,), explain(rep)

@@ -345,6 +345,9 @@ def _dtype(v) -> str:
 
 
 def _kind(dtype: str) -> str:
-    """float32 / Float32 / torch.float32 -> 'float32'; python types stay as they are."""
+    """float32 / Float32 / torch.float32 -> 'float32'; python types stay as they are, but
+    every mapping is a 'dict': a state dict is an OrderedDict in PyTorch and MindSpore's
+    load_checkpoint returns a plain dict of the same entries."""
     d = dtype.lower().replace("torch.", "").replace("mindspore.", "")
-    return {"float": "float", "int": "int", "bool": "bool", "bool_": "bool"}.get(d, d)
+    return {"float": "float", "int": "int", "bool": "bool", "bool_": "bool",
+            "ordereddict": "dict", "defaultdict": "dict"}.get(d, d)

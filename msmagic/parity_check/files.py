@@ -33,6 +33,7 @@ import builtins
 import contextlib
 import io
 import os
+import pickle
 import re
 import shutil
 import tempfile
@@ -405,8 +406,8 @@ def _compare_file(name, torch_path, ms_path, rtol, atol, modules, ms_name, state
         ms_tensors = _ms_checkpoint(ms_path)
         if ms_tensors is None:
             return Row(name, NOT_COMPARABLE, statement=statement,
-                       note="PyTorch wrote a checkpoint; the MindSpore side's file is no MindSpore "
-                            "checkpoint (a torch.save the port kept?)")
+                       note="PyTorch wrote a checkpoint; the MindSpore side's file is neither a MindSpore "
+                            "checkpoint nor a pickle (a torch.save the port kept?)")
         return _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name, statement)
     arrays = _numpy_file(torch_path), _numpy_file(ms_path)
     if arrays[0] is not None and arrays[1] is not None:
@@ -429,6 +430,12 @@ def _torch_checkpoint(path: str) -> Optional[dict]:
         value = torch.load(path, map_location="cpu", weights_only=True)
     except Exception:  # noqa: BLE001 - not a checkpoint torch reads safely
         return None
+    return _flattened(value)
+
+
+def _flattened(value) -> dict:
+    """{key: value} of a saved object, nested dicts flattened with dots (a dict checkpoint's
+    ``state_dict.fc.weight``); an object that is no dict is the one entry ``""``."""
     out: dict = {}
 
     def flatten(v, prefix: str) -> None:
@@ -443,11 +450,23 @@ def _torch_checkpoint(path: str) -> Optional[dict]:
 
 
 def _ms_checkpoint(path: str) -> Optional[dict]:
+    """{key: value} of what the MindSpore side saved: a MindSpore checkpoint, or a pickle
+    (rule CKP004 ports ``torch.save`` of a dict checkpoint or another object to pickle),
+    flattened as PyTorch's is; None for any other file."""
     import mindspore
 
     try:
         return dict(mindspore.load_checkpoint(path))
     except Exception:  # noqa: BLE001 - not a MindSpore checkpoint
+        pass
+    try:
+        with open(path, "rb") as f:
+            if f.read(1) != b"\x80":  # pickle's protocol 2+ header
+                return None
+            f.seek(0)
+            # the file the MindSpore side of this cell wrote into the shadow folder
+            return _flattened(pickle.load(f))
+    except Exception:  # noqa: BLE001 - not a pickle this process reads
         return None
 
 
@@ -457,20 +476,15 @@ def _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name
     from msmagic.parity_check.compare import SKIP_BUFFERS
 
     keys = [k for k in tensors if k.rsplit(".", 1)[-1] not in SKIP_BUFFERS]
-    mapping = {k: k for k in keys}
-    for module in modules:
-        names = {n for n, _ in module.state_dict().items()}
-        if set(keys) <= names:
-            mapping = {k: ms_name(module, k) for k in keys}
-            break
+    mapping = _mapped_keys(keys, modules, ms_name)
     missing = [k for k in keys if mapping[k] not in ms_tensors]
     present = [k for k in keys if k not in missing]
     if not present:
         return Row(name, DIFFERS, statement=statement,
                    note=f"no entry of PyTorch's checkpoint ({', '.join(keys[:3])}...) is in MindSpore's")
     row = compare_values(name, {k: tensors[k] for k in present},
-                         {k: ms_tensors[mapping[k]] for k in present}, rtol, atol, statement,
-                         series=False)
+                         {k: _in_torch_layout(tensors[k], ms_tensors[mapping[k]]) for k in present},
+                         rtol, atol, statement, series=False)
     row.torch_shape, row.ms_shape = (len(keys),), (len(ms_tensors),)
     row.torch_dtype = row.ms_dtype = "checkpoint"
     if missing:
@@ -478,6 +492,43 @@ def _compare_checkpoints(name, tensors, ms_tensors, rtol, atol, modules, ms_name
         row.note = (f"{len(missing)} entr{'ies' if len(missing) != 1 else 'y'} of PyTorch's checkpoint "
                     f"missing in MindSpore's ({', '.join(missing[:3])}{'...' if len(missing) > 3 else ''})")
     return row
+
+
+def _in_torch_layout(torch_value, ms_value):
+    """MindSpore's checkpoint entry in PyTorch's shape where the two differ only by axes
+    of size one (a Conv1d weight is (out, in, 1, k) in MindSpore, (out, in, k) in
+    PyTorch); the entry as it is otherwise."""
+    from msmagic.parity_check.compare import to_numpy
+
+    a, b = to_numpy(torch_value), to_numpy(ms_value)
+    if a is None or b is None or a.shape == b.shape:
+        return ms_value
+    if [d for d in a.shape if d != 1] == [d for d in b.shape if d != 1]:
+        return b.reshape(a.shape)
+    return ms_value
+
+
+def _mapped_keys(keys: list[str], modules, ms_name) -> dict[str, str]:
+    """PyTorch's checkpoint key -> MindSpore's: the keys under one prefix (``""`` for a
+    saved state dict, ``state_dict.`` for one inside a dict checkpoint; the shortest
+    first) that are all parameter names of one module of the cell map through
+    ``ms_name(module, name)``; the others stay as they are."""
+    mapping = {k: k for k in keys}
+    names = [(module, set(module.state_dict())) for module in modules]
+    prefixes = {""} | {k[:i + 1] for k in keys for i, c in enumerate(k) if c == "."}
+    left = set(keys)
+    for prefix in sorted(prefixes, key=lambda p: (len(p), p)):
+        group = [k for k in keys if k in left and k.startswith(prefix)]
+        if not group:
+            continue
+        rests = {k[len(prefix):] for k in group}
+        for module, module_names in names:
+            if rests <= module_names:
+                for k in group:
+                    mapping[k] = prefix + ms_name(module, k[len(prefix):])
+                left.difference_update(group)
+                break
+    return mapping
 
 
 def _numpy_file(path: str):

@@ -750,7 +750,9 @@ def _floating(value) -> bool:
 
 
 def _realigned(tv, mv, name: str):
-    """PyTorch's value ``tv`` for the MindSpore side, where it held ``mv``."""
+    """PyTorch's value ``tv`` for the MindSpore side, where it held ``mv``. A dict or list
+    with the same keys or length keeps its identity and takes the values entry by entry,
+    so a state dict of Parameters (what ``load_param_into_net`` takes) stays one."""
     import mindspore
 
     if isinstance(mv, mindspore.Parameter) and to_numpy(tv) is not None:
@@ -758,6 +760,17 @@ def _realigned(tv, mv, name: str):
         if tuple(mv.shape) == tuple(arr.shape):
             mv.set_data(mindspore.Tensor(arr, dtype=mv.dtype))
             return mv
+    same_dict = isinstance(tv, dict) and isinstance(mv, dict) and list(tv) == list(mv)
+    same_list = isinstance(tv, list) and isinstance(mv, list) and len(tv) == len(mv)
+    if same_dict or same_list:
+        keys = list(tv) if same_dict else range(len(tv))
+        values = [_realigned(tv[k], mv[k], k if isinstance(k, str) else name) for k in keys]
+        if any(v is _NOT_DATA for v in values):
+            return _NOT_DATA
+        for k, v in zip(keys, values):
+            if v is not mv[k]:
+                mv[k] = v
+        return mv
     return _bridgeable(tv, name)
 
 

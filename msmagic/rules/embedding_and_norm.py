@@ -15,7 +15,7 @@ LAYER_NORM = "module:torch.nn.LayerNorm"
 
 register(
     "EMB001",
-    "Embedding keeps sizes and padding_idx; its N(0, 1) init is written out",
+    "Embedding: padding_idx row gets no gradient; N(0, 1) init written out",
     group=GROUP,
     why="""
         ``nn.Embedding(num_embeddings, embedding_dim, padding_idx)`` becomes MindSpore's
@@ -25,7 +25,13 @@ register(
         from a standard normal N(0, 1), while MindSpore's default ``'normal'`` initialiser
         has a standard deviation of 0.01, a hundred times smaller, which changes training
         from the first step. The port therefore passes ``embedding_table=Normal(1.0)``
-        unless an initialiser was given. The row at ``padding_idx`` is zero on both sides.
+        unless an initialiser was given. The row at ``padding_idx`` is zero on both sides,
+        but PyTorch also gives it no gradient (it stays what it was set to, zero or a
+        pretrained row), while MindSpore's Embedding trains it like any other row. With a
+        ``padding_idx`` the port therefore uses a subclass of ``nn.Embedding``, defined
+        before the statement, whose ``construct`` passes the looked-up rows at padding
+        positions through ``ops.stop_gradient``: the values are the same, and the padding
+        row's gradient is zero as in PyTorch.
         ``max_norm`` (renormalising looked-up rows in place), ``scale_grad_by_freq``,
         ``sparse`` gradients and ``_weight``/``_freeze`` have no MindSpore counterpart and
         are removed with a finding.
@@ -35,7 +41,8 @@ register(
     installed_note="""
         Verified on 2.10: nn.Embedding accepts both int64 and int32 indices; the default
         'normal' table has std 0.01; with embedding_table=Normal(1.0) and padding_idx the
-        padding row is still zero.
+        padding row is still zero, but its gradient is not (mint.nn.Embedding, which masks
+        it, has no CPU kernel); the subclass's gradient is PyTorch's in PyNative and jit.
     """,
     example="""
         import torch
@@ -128,8 +135,32 @@ register(
 # ----------------------------------------------------------------------------- EMB001
 
 
+def _padding_embedding_source(site):
+    base = site.code(site.ref("mindspore.nn.Embedding"))
+    expand_dims = site.code(site.ref("mindspore.ops.expand_dims"))
+    where = site.code(site.ref("mindspore.ops.where"))
+    stop_gradient = site.code(site.ref("mindspore.ops.stop_gradient"))
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """PyTorch\'s nn.Embedding with padding_idx: the positions that look up the padding row pass no gradient to it."""\n'
+        f"\n"
+        f"    def construct(self, ids):\n"
+        f"        out = super().construct(ids)\n"
+        f"        if self.padding_idx is None:\n"
+        f"            return out\n"
+        f"        padding = {expand_dims}(ids == self.padding_idx, -1)\n"
+        f"        return {where}(padding, {stop_gradient}(out), out)\n"
+    )
+
+
 def _embedding(site):
-    new = site.apply(func=site.ref("mindspore.nn.Embedding"))
+    padding = site.arg("padding_idx")
+    func, detail = site.ref("mindspore.nn.Embedding"), "nn.Embedding -> mindspore.nn.Embedding"
+    if site.bound() is not None and padding is not None and _not_none(site, padding):
+        name = site.define("PaddingEmbedding", _padding_embedding_source(site))
+        func = cst.Name(name)
+        detail = f"nn.Embedding with padding_idx -> {name}, a mindspore.nn.Embedding giving the padding row no gradient"
+    new = site.apply(func=func)
     if site.bound() is not None and not any(a.keyword and a.keyword.value == "embedding_table" for a in new.args):
         init = cst.Call(func=site.ref("mindspore.common.initializer.Normal"), args=[cst.Arg(cst.Float("1.0"))])
         new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
@@ -138,7 +169,7 @@ def _embedding(site):
                     equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                           whitespace_after=cst.SimpleWhitespace("")))])
         site.changes.append("added embedding_table=Normal(1.0) (PyTorch's N(0, 1))")
-    site.edit("EMB001", new, detail=site.describe("nn.Embedding -> mindspore.nn.Embedding"))
+    site.edit("EMB001", new, detail=site.describe(detail))
     return new
 
 

@@ -585,16 +585,66 @@ def test_layernorm_weight_bias_gamma_beta():
 
 def test_embedding_init_written_out():
     assert_ports(
-        """
+        '''
             import torch.nn as nn
             emb = nn.Embedding(10, 4, padding_idx=0)
-        """,
-        """
+        ''',
+        '''
             import mindspore.nn as nn
+            from mindspore import ops
             from mindspore.common.initializer import Normal
-            emb = nn.Embedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))
-        """,
+
+            class PaddingEmbedding(nn.Embedding):
+                """PyTorch's nn.Embedding with padding_idx: the positions that look up the padding row pass no gradient to it."""
+
+                def construct(self, ids):
+                    out = super().construct(ids)
+                    if self.padding_idx is None:
+                        return out
+                    padding = ops.expand_dims(ids == self.padding_idx, -1)
+                    return ops.where(padding, ops.stop_gradient(out), out)
+
+            emb = PaddingEmbedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))
+        ''',
         edits={"EMB001", "IMP001"},
+    )
+
+
+def test_embedding_with_a_padding_index_in_a_class_body_is_defined_once_before_the_class():
+    assert_ports(
+        '''
+            import torch.nn as nn
+            class Encoder(nn.Module):
+                def __init__(self, vocab, dim, pad):
+                    super().__init__()
+                    self.words = nn.Embedding(vocab, dim, pad)
+                    self.tags = nn.Embedding(8, dim, padding_idx=0)
+                    self.plain = nn.Embedding(vocab, dim, padding_idx=None)
+        ''',
+        '''
+            import mindspore.nn as nn
+            from mindspore import ops
+            from mindspore.common.initializer import Normal
+
+            class PaddingEmbedding(nn.Embedding):
+                """PyTorch's nn.Embedding with padding_idx: the positions that look up the padding row pass no gradient to it."""
+
+                def construct(self, ids):
+                    out = super().construct(ids)
+                    if self.padding_idx is None:
+                        return out
+                    padding = ops.expand_dims(ids == self.padding_idx, -1)
+                    return ops.where(padding, ops.stop_gradient(out), out)
+
+            class Encoder(nn.Cell):
+                def __init__(self, vocab, dim, pad):
+                    super().__init__()
+                    self.words = PaddingEmbedding(vocab, dim, padding_idx=pad, embedding_table=Normal(1.0))
+                    self.tags = PaddingEmbedding(8, dim, padding_idx=0, embedding_table=Normal(1.0))
+                    self.plain = nn.Embedding(vocab, dim, padding_idx=None, embedding_table=Normal(1.0))
+                    self.set_train()
+        ''',
+        edits={"CEL001", "EMB001", "IMP001", "MOD001"},
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import msmagic
 from msmagic.parity_check import run_pair, to_numpy
-from tests.rules.support import findings, rules, src
+from tests.rules.support import findings, parity_cells, rules, src
 
 HEAD = "import torch\nimport torch.nn as nn\n"
 
@@ -25,8 +25,8 @@ def assert_idempotent(run):
 
 
 @pytest.mark.parametrize("ctor, expected", [
-    ("nn.Embedding(10, 4, padding_idx=0)", "nn.Embedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))"),
-    ("nn.Embedding(10, 4, 0)", "nn.Embedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))"),
+    ("nn.Embedding(10, 4, padding_idx=0)", "PaddingEmbedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))"),
+    ("nn.Embedding(10, 4, 0)", "PaddingEmbedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))"),
     ("nn.Embedding(num_embeddings=10, embedding_dim=4)",
      "nn.Embedding(vocab_size=10, embedding_size=4, embedding_table=Normal(1.0))"),
 ])
@@ -187,3 +187,115 @@ def test_layer_norm_of_a_named_shape_with_several_axes_raises_a_clear_error():
         ln = make((3, 4))
     """))
     assert run.ms_error is not None and "LayerNorm over several axes (3, 4)" in str(run.ms_error)
+# ----------------------------------------------------------------------------- padding row gradient
+
+NBOW = """
+import torch
+import torch.nn as nn
+
+class NBoW(nn.Module):
+    def __init__(self, vocab_size, embedding_dim, output_dim, pad_index):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embedding_dim, padding_idx=pad_index)
+        self.fc = nn.Linear(embedding_dim, output_dim)
+
+    def forward(self, ids):
+        return self.fc(self.embedding(ids).mean(dim=1))
+
+torch.manual_seed(0)
+pad_index = 1
+model = NBoW(12, 6, 2, pad_index)
+model.embedding.weight.data = torch.randn(12, 6)  # pretrained: the padding row is not zero
+before = model.embedding.weight.detach().clone()
+ids = torch.tensor([[2, 3, 1, 1], [4, 5, 2, 1], [7, 8, 9, 10]])
+label = torch.tensor([0, 1, 1])
+optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+criterion = nn.CrossEntropyLoss()
+"""
+
+
+def _assert_padding_row_kept(run, table):
+    """The padding row (1) is what it was before training, on both sides; the rows the
+    batch used were trained."""
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    gradients = [r for r in run.rows if r.name.endswith("gradients")]
+    assert all(r.status == "match" for r in gradients), run.explain()  # a row when they differ
+    before = to_numpy(run.torch_ns["before"])
+    for w in (to_numpy(run.torch_ns["model"].embedding.weight), to_numpy(table(run.ms_ns["model"]))):
+        np.testing.assert_array_equal(w[1], before[1])
+        assert np.abs(w[2] - before[2]).max() > 0.05
+    assert_all_match(run, "model.embedding.weight", "model.fc.weight", "losses")
+    assert "class PaddingEmbedding(nn.Embedding):" in run.port.code
+    assert "self.embedding = PaddingEmbedding(vocab_size, embedding_dim, padding_idx=pad_index, " \
+           "embedding_table=Normal(1.0))" in run.port.code
+    assert_idempotent(run)
+
+
+def test_embedding_padding_row_gets_no_gradient_in_a_top_level_loop():
+    loop = """
+losses = []
+for step in range(3):
+    optimizer.zero_grad()
+    loss = criterion(model(ids), label)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())
+"""
+    run = run_pair(NBOW + loop)
+    _assert_padding_row_kept(run, lambda m: m.embedding.embedding_table)
+
+
+def test_embedding_padding_row_gets_no_gradient_in_a_function_receiving_the_model():
+    train = """
+def train(model, batches, optimizer, criterion):
+    model.train()
+    out = []
+    for ids, label in batches:
+        prediction = model(ids)
+        loss = criterion(prediction, label)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        out.append(loss.item())
+    return out
+
+losses = train(model, [(ids, label)] * 3, optimizer, criterion)
+"""
+    run = run_pair(NBOW + train)
+    _assert_padding_row_kept(run, lambda m: m.embedding.embedding_table)
+
+
+def test_embedding_padding_row_positional_and_without_padding():
+    """padding_idx given positionally takes the subclass; without it (or None) the
+    Embedding stays MindSpore's own."""
+    source = HEAD + (
+        "emb = nn.Embedding(10, 4, 0)\nplain = nn.Embedding(10, 4)\nnone = nn.Embedding(10, 4, padding_idx=None)\n"
+        "ids = torch.tensor([[0, 2, 9], [4, 0, 1]])\nout = emb(ids) + plain(ids) + none(ids)\n")
+    run = run_pair(source)
+    code = run.port.code
+    assert "emb = PaddingEmbedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))" in code
+    assert "plain = nn.Embedding(10, 4, embedding_table=Normal(1.0))" in code
+    assert "none = nn.Embedding(10, 4, padding_idx=None, embedding_table=Normal(1.0))" in code
+    assert_all_match(run, "out", "emb.weight")
+
+
+def test_embedding_padding_row_gets_no_gradient_in_a_later_cell(parity_shell):
+    """The model built in one %%ms_parity cell, trained in the next: the gradients of
+    each step agree, the padding row stays the pretrained one on both sides."""
+    train = """
+losses = []
+for step in range(2):
+    optimizer.zero_grad()
+    loss = criterion(model(ids), label)
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.item())
+"""
+    reports, _ = parity_cells(parity_shell, [NBOW, train])
+    assert reports[1].ok, reports[1].summary()  # an "optimizer: gradients" row would differ
+    assert reports[1].row("losses").status == "match"
+    import msmagic
+    table = msmagic.shadow_namespace()["model"].embedding.embedding_table.asnumpy()
+    before = to_numpy(parity_shell.user_ns["before"])
+    np.testing.assert_array_equal(table[1], before[1])
+    np.testing.assert_array_equal(to_numpy(parity_shell.user_ns["model"].embedding.weight)[1], before[1])
