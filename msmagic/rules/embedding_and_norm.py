@@ -284,3 +284,63 @@ api("torch.nn.LayerNorm", rule="NRM001",
 
 for _old, _new in (("weight", "gamma"), ("bias", "beta")):
     member(_old, "NRM002", receiver=LAYER_NORM, target=_new, returns="tensor")
+
+
+# ----------------------------------------------------------------------------- EMB001: from_pretrained
+
+
+def _from_pretrained_source(site):
+    embedding = site.code(site.ref("mindspore.nn.Embedding"))
+    return lambda name: (
+        f"def {name}(embeddings, freeze=True):\n"
+        f'    """PyTorch\'s nn.Embedding.from_pretrained: a table holding these rows, trainable unless frozen."""\n'
+        f"    layer = {embedding}(embeddings.shape[0], embeddings.shape[1], embedding_table=embeddings)\n"
+        f"    layer.embedding_table.requires_grad = not freeze\n"
+        f"    return layer\n"
+    )
+
+
+def _from_pretrained(site):
+    """``nn.Embedding.from_pretrained(table, freeze=...)`` -> a function the port defines
+    (MindSpore's Embedding takes the rows as ``embedding_table=``; freezing is the
+    table's ``requires_grad``). ``padding_idx`` and the norm options are flagged."""
+    if site.bound() is None:
+        return None
+    for name, why in (("padding_idx", "MindSpore's Embedding would zero the padding row the pretrained table holds"),
+                      ("max_norm", "MindSpore's Embedding does not renormalise looked-up rows")):
+        arg = site.arg(name)
+        if arg is not None and _not_none(site, arg):
+            site.finding("EMB001", f"{name}= {why}: build mindspore.nn.Embedding(..., embedding_table=...) by hand",
+                         comment=f"from_pretrained {name}= not ported")
+            return None
+    for name in ("scale_grad_by_freq", "sparse"):
+        arg = site.arg(name)
+        if arg is not None and truthy_literal(site, arg):
+            site.finding("EMB001", f"{name}=True has no MindSpore equivalent", comment=f"{name}= not ported")
+            return None
+    helper = site.define("embedding_from_pretrained", _from_pretrained_source(site))
+    args = [cst.Arg(_updated_arg(site, "embeddings"))]
+    freeze = site.arg("freeze")
+    if freeze is not None:
+        args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        args.append(cst.Arg(keyword=cst.Name("freeze"), value=_updated_arg(site, "freeze"),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace(""))))
+    new = cst.Call(func=cst.Name(helper), args=args)
+    site.edit("EMB001", new, detail=f"nn.Embedding.from_pretrained -> {helper}(), a mindspore.nn.Embedding "
+                                    "holding the rows (requires_grad off when frozen)")
+    return new
+
+
+def _updated_arg(site, name: str):
+    """The ported value of the argument PyTorch calls ``name``."""
+    original = site.arg(name)
+    for (pname, arg, _), new in zip(site.bound(), site.updated.args):
+        if pname == name:
+            return new.value
+    return original.value
+
+
+api("torch.nn.Embedding.from_pretrained", rule="EMB001",
+    sig=("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+    handler=_from_pretrained, returns="module:torch.nn.Embedding", params={"weight": "embedding_table"})

@@ -299,3 +299,39 @@ for step in range(2):
     before = to_numpy(parity_shell.user_ns["before"])
     np.testing.assert_array_equal(table[1], before[1])
     np.testing.assert_array_equal(to_numpy(parity_shell.user_ns["model"].embedding.weight)[1], before[1])
+
+
+def test_embedding_from_pretrained_frozen_and_trained():
+    """graykode's transformer builds positional embeddings with from_pretrained(table,
+    freeze=True) inside a Module; a trainable one is updated by the optimizer."""
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        class Model(nn.Module):
+            def __init__(self, table):
+                super().__init__()
+                self.pos = nn.Embedding.from_pretrained(table, freeze=True)
+                self.tok = nn.Embedding.from_pretrained(table * 2, freeze=False)
+            def forward(self, ids):
+                return (self.pos(ids) * self.tok(ids)).sum()
+        table = torch.arange(15.0).reshape(5, 3) / 10
+        model = Model(table)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        ids = torch.tensor([[0, 2, 4], [1, 1, 3]])
+        for _ in range(2):
+            optimizer.zero_grad()
+            loss = model(ids)
+            loss.backward()
+            optimizer.step()
+        trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert "self.pos = embedding_from_pretrained(table, freeze=True)" in run.port.code
+    assert not run.port.unsupported and "import torch" not in run.port.code
+    assert run.agree("loss", "model.pos.weight", "model.tok.weight"), run.explain()
+    assert run.ms_ns["trainable"] == run.torch_ns["trainable"] == 15
+
+
+def test_embedding_from_pretrained_with_padding_is_flagged():
+    r = msmagic.port(HEAD + "e = nn.Embedding.from_pretrained(torch.ones(3, 2), padding_idx=0)\n")
+    assert [(f.line, f.rule_id) for f in r.unsupported] == [(3, "EMB001")]
