@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.spec import api, member
-from msmagic.rules._util import truthy_literal
+from msmagic.rules._util import is_pure, truthy_literal
 from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
 
@@ -81,15 +81,22 @@ register(
         (default -1, the last axis), which matches PyTorch for a one-element shape on an
         input of any rank. For a shape of two or more dims the axes would have to be
         counted from the input's rank, which is unknown when porting, and negative values
-        other than -1 are rejected, so such calls stay PyTorch and are flagged, as are
-        non-literal shapes. ``elementwise_affine=False`` and ``bias=False`` are flagged
+        other than -1 are rejected, so such calls stay PyTorch and are flagged. A shape
+        held by a name or attribute (``nn.LayerNorm(d_model)``, the usual spelling in a
+        block that receives its width) is passed as ``(d,) if isinstance(d, int) else d``:
+        an int is PyTorch's one-element shape, and a sequence is passed as it is (a
+        one-element one ports exactly; MindSpore raises a ValueError on the first call
+        for a longer one, whose gamma cannot match the last axis, so it never runs
+        silently on other axes). Other expressions are flagged. ``elementwise_affine=False`` and ``bias=False`` are flagged
         too: MindSpore always creates trainable gamma and beta.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/LayerNorm.md",
     installed_note="""
         Verified on 2.10: normalized_shape=4 raises TypeError; begin_norm_axis=-2 on a 3-D
-        input raises ("should be in the range [-1, 3)"); the default epsilon is 1e-7.
+        input raises ("should be in the range [-1, 3)"); the default epsilon is 1e-7;
+        normalized_shape=(3, 4) with the default axes raises ValueError ("gamma or beta shape
+        must match input shape") when called on a (2, 3, 4) input.
     """,
     example="""
         import torch
@@ -170,13 +177,26 @@ for _old, _new in (("weight", "embedding_table"), ("num_embeddings", "vocab_size
 # ----------------------------------------------------------------------------- NRM001
 
 
+def _shape_value(site, node):
+    """The literal shape: written out, or the literal a name was last assigned; None."""
+    value = site.literal(node)
+    if value is None and isinstance(node, cst.Name):
+        known = site.assigned_value(node.value)
+        value = site.literal(known) if known is not None else None
+    return value
+
+
 def _layer_norm(site):
     shape = site.arg("normalized_shape")
     if shape is None:
         return None
-    value = site.literal(shape.value)
+    value = _shape_value(site, shape.value)
     if isinstance(value, int) and not isinstance(value, bool):
-        site.changes.append(f"normalized_shape {value} -> ({value},)")
+        site.changes.append(f"normalized_shape {site.code(shape.value).strip()} -> "
+                            f"({site.code(shape.value).strip()},)")
+    elif value is None and is_pure(shape.value):
+        text = site.code(shape.value).strip()
+        site.changes.append(f"normalized_shape {text} -> ({text},) if it is an int")
     elif not (isinstance(value, (tuple, list)) and len(value) == 1):
         site.finding("NRM001", "MindSpore's LayerNorm chooses the normalised axes by begin_norm_axis, "
                      "counted from the input's rank; only a one-element literal shape ports for any rank",
@@ -188,9 +208,12 @@ def _layer_norm(site):
 
 
 def _to_tuple(site, arg):
-    value = site.literal(arg.value)
+    value = _shape_value(site, arg.value)
     if isinstance(value, int) and not isinstance(value, bool):
         return cst.Tuple(elements=[cst.Element(arg.value, comma=cst.Comma())])
+    if value is None and is_pure(arg.value):  # an int, or a sequence, when it runs
+        text = site.code(arg.value).strip()
+        return site.parse(f"({text},) if isinstance({text}, int) else {text}")
     return arg.value
 
 
