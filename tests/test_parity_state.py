@@ -552,6 +552,44 @@ def test_a_model_built_and_trained_in_one_statement_starts_from_pytorchs_weights
     assert rep.row("final").status == MATCH and rep.row("scores").status == MATCH
 
 
+def test_models_built_and_trained_one_after_another_in_a_loop_each_start_from_pytorchs(ip):
+    """uvadlc tutorial 3 trains one model per activation function in a loop: each model is
+    freed when the loop rebinds the name, and the next one may get its id; each must still
+    take its own PyTorch weights (and the one the namespace held before is no exception)."""
+    setup = src("""
+        import torch
+        import torch.nn as nn
+
+        def fit(net, steps=3):
+            opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+            x = torch.linspace(-1, 1, 12).reshape(4, 3)
+            losses = []
+            for _ in range(steps):
+                opt.zero_grad()
+                loss = (net(x) ** 2).mean()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+            return losses
+
+        net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+    """)
+    rep, _ = parity_cell(ip, setup)
+    assert rep.ms_error is None, explain(rep)
+    rep, _ = parity_cell(ip, src("""
+        all_losses = []
+        for seed in range(5):
+            torch.manual_seed(seed)
+            net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+            all_losses.append(fit(net))
+    """))
+    assert rep.ms_error is None and rep.ok, explain(rep)
+    assert rep.row("all_losses").status == MATCH, explain(rep)
+    first = [losses[0] for losses in ip.user_ns["all_losses"]]
+    assert len(set(first)) == 5  # five models, each with its own weights
+    np.testing.assert_allclose([losses[0] for losses in shadow()["all_losses"]], first, rtol=1e-5)
+
+
 def test_values_that_match_within_the_tolerance_start_the_next_cell_bit_equal(ip):
     """Rounding an earlier cell left (within the tolerance) is not carried into the next
     cell, where a product of many terms would grow it past the tolerance."""

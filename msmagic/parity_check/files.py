@@ -8,7 +8,11 @@ absolute path the file has (``/work/model.pt.ckpt`` is kept as
 the PyTorch side wrote (a later ``torch.load(..., weights_only=True)`` would fail on it),
 and a file the MindSpore side wrote in an earlier cell (``save_checkpoint(model,
 'nbow.pt.ckpt')``) is what a later cell's MindSpore side reads. Other reads come from the
-real place (data sets, files written by plain cells or by the PyTorch side).
+real place (data sets, files written by plain cells or by the PyTorch side), except a
+file ``torch.save`` created on the PyTorch side: it is in PyTorch's own format, which the
+port never reads (it saves and loads its own checkpoint), so the MindSpore side does not
+see it, as in a plain MindSpore run (``if os.path.isfile(ckpt): load else: train`` takes
+the same branch on both sides).
 
 While the MindSpore side runs, Python's file functions take that view:
 ``open``/``io.open`` (and MindSpore's checkpoint file system, which holds ``open``),
@@ -145,6 +149,7 @@ class ShadowFiles:
         torch = __import__("sys").modules.get("torch")
         real_save = getattr(torch, "save", None)
         sizes = self.torch_sizes
+        files = self
 
         def record(file, mode) -> None:
             real = _abspath(file)
@@ -170,7 +175,15 @@ class ShadowFiles:
 
         def saving(obj, f, *args, **kwargs):
             record(f, "wb")
-            return real_save(obj, f, *args, **kwargs)
+            out = real_save(obj, f, *args, **kwargs)
+            real = _abspath(f)
+            if real is not None and sizes.get(real) == -1 and real not in files.files:
+                # a file in PyTorch's own format the PyTorch side created: the port saves
+                # (and reads) its own checkpoint, so on the MindSpore side it is not there,
+                # as in a plain MindSpore run (`if os.path.isfile(ckpt): load... else: train`
+                # takes the same branch on both sides)
+                files.hidden.add(real)
+            return out
 
         builtins.open = io.open = _watcher(watching, real_open)
         if own_open is not None:

@@ -469,21 +469,37 @@ class FirstCalls:
     layers) is recorded just before that call; while the MindSpore side runs it, each Cell
     called for the first time the same way takes the next recorded state (through the
     parameter-name maps), in order. Modules the namespace held when the statement began
-    are left to the synchroniser."""
+    are left to the synchroniser. Only modules with weights pair up: a loss module has
+    none (and may be a function on the MindSpore side), and a MindSpore optimizer is a
+    Cell called with the gradients where PyTorch's is no module. A module counts as seen
+    only while it lives: one that is freed (a loop rebinding ``net`` to a new model each
+    time) may leave its id to a model built later, which is new."""
 
     def __init__(self) -> None:
         self.states: list = []  # (torch module, {name: array}) in first-call order
         self.synced = 0
-        self.seen: set[int] = set()
+        self.seen: dict = {}
 
     @staticmethod
-    def _held(ns: dict) -> set:
-        held = set()
+    def _add(seen: dict, modules) -> None:
+        """Note the modules in ``seen``: id -> a weak reference to the module."""
+        for m in modules:
+            try:
+                seen[id(m)] = weakref.ref(m)
+            except TypeError:  # not weakly referable: kept alive for the statement
+                seen[id(m)] = lambda m=m: m
+
+    @staticmethod
+    def _seen(seen: dict, module) -> bool:
+        ref = seen.get(id(module))
+        return ref is not None and ref() is module
+
+    @classmethod
+    def _held(cls, ns: dict) -> dict:
+        held: dict = {}
         for v in ns.values():
             if is_torch_module(v) or is_cell(v):
-                held.add(id(v))
-                subs = v.modules() if is_torch_module(v) else (c for _, c in v.cells_and_names())
-                held.update(id(m) for m in subs)
+                cls._add(held, [v, *(v.modules() if is_torch_module(v) else (c for _, c in v.cells_and_names()))])
         return held
 
     @contextlib.contextmanager
@@ -497,10 +513,11 @@ class FirstCalls:
         me = self
 
         def call(module, *args, **kwargs):
-            if depth[0] == 0 and id(module) not in me.seen:
-                me.seen.add(id(module))
-                me.seen.update(id(m) for m in module.modules())
-                me.states.append((module, {n: v.detach().cpu().numpy().copy() for n, v in torch_state(module)}))
+            if depth[0] == 0 and not me._seen(me.seen, module):
+                me._add(me.seen, module.modules())
+                values = {n: v.detach().cpu().numpy().copy() for n, v in torch_state(module)}
+                if values:  # a loss or an activation has no weights to give
+                    me.states.append((module, values))
             depth[0] += 1
             try:
                 return original(module, *args, **kwargs)
@@ -522,14 +539,14 @@ class FirstCalls:
 
         queue = collections.deque(self.states)
         seen = self._held(mns)
+        optimizers = _optimizer_classes()
         original = mindspore.nn.Cell.__call__
         depth = [0]
         me = self
 
         def call(cell, *args, **kwargs):
-            if depth[0] == 0 and id(cell) not in seen and queue:
-                seen.add(id(cell))
-                seen.update(id(c) for _, c in cell.cells_and_names())
+            if depth[0] == 0 and not me._seen(seen, cell) and queue and _takes_weights(cell, optimizers):
+                me._add(seen, (c for _, c in cell.cells_and_names()))
                 tmod, values = queue.popleft()
                 state = ms_state(cell)
                 for name, arr in values.items():
@@ -551,6 +568,23 @@ class FirstCalls:
         finally:
             mindspore.nn.Cell.__call__ = original
             self.states = []
+
+
+def _takes_weights(cell, optimizers: tuple) -> bool:
+    """A Cell that can stand for a PyTorch module called with weights: it has parameters
+    and is no optimizer (a MindSpore optimizer is a Cell, called with the gradients, and
+    holds the model's parameters; PyTorch's is no module)."""
+    return not isinstance(cell, optimizers) and any(True for _ in cell.get_parameters())
+
+
+def _optimizer_classes() -> tuple:
+    import mindspore
+
+    try:
+        from mindspore.experimental.optim import Optimizer
+    except ImportError:  # pragma: no cover - the installed version has it
+        return (mindspore.nn.Optimizer,)
+    return mindspore.nn.Optimizer, Optimizer
 
 
 def _initialised_tensor(torch_value, ms_value) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from msmagic.engine.build import code as _code
 from msmagic.engine.spec import api, method
 from msmagic.rules._util import is_pure
 from msmagic.rules.registry import register
@@ -184,6 +185,47 @@ register(
 )
 
 
+register(
+    "CKP005",
+    "os.path.isfile/exists of a checkpoint's name also finds its .ckpt file",
+    group=GROUP,
+    why="""
+        Notebooks train only when no checkpoint is there: ``if os.path.isfile(path):
+        model.load_state_dict(torch.load(path)) else: train(); torch.save(...,
+        path)``, or assert the file exists before loading it. The port's
+        ``save_checkpoint`` writes ``path + '.ckpt'`` (CKP001), so on MindSpore the test
+        of ``path`` itself would never see what the port saved: the notebook would train
+        again each time and the assert would fail. A test of a name that
+        ``torch.save``/``torch.load`` use (the same variable in the same function or
+        cell, or the result of a function whose result they get, such as
+        ``_get_model_file(path, name)``, in this cell or an earlier one) therefore
+        becomes ``checkpoint_exists(path, os.path.isfile)``: true when the file itself is
+        there (the port saved it with pickle, CKP004, or it is some other file) or the
+        MindSpore checkpoint under it with ``.ckpt`` appended. A PyTorch file that is
+        there without a MindSpore checkpoint still counts, so the load that follows
+        raises instead of the notebook quietly training again.
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
+    installed_note=_NOTE,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "linear.pt")
+        model = nn.Linear(3, 2)
+        before = os.path.isfile(path)
+        torch.save(model.state_dict(), path)
+        after = os.path.isfile(path)
+        if os.path.exists(path):
+            model.load_state_dict(torch.load(path))
+        y = model(torch.ones(1, 3))
+    """,
+)
+
+
 # ----------------------------------------------------------------------------- paths
 
 
@@ -279,6 +321,7 @@ def _original_arg(site, bound, name: str):
 
 
 def _save(site):
+    _checkpoint_names(site)  # the functions building checkpoint names, for later cells
     bound = site.bound()
     if bound is None:
         site.finding("GEN003", "arguments passed with * or ** cannot be checked for torch.save",
@@ -382,6 +425,7 @@ _LOAD_DROPPED = {"map_location", "weights_only", "mmap"}
 
 
 def _load(site):
+    _checkpoint_names(site)
     bound = site.bound()
     if bound is None:
         site.finding("GEN003", "arguments passed with * or ** cannot be checked for torch.load",
@@ -459,3 +503,133 @@ method("state_dict", "CKP003", receiver="optimizer", target="parameters_dict", r
        detail="optimizer.state_dict() -> optimizer.parameters_dict()")
 method("load_state_dict", "CKP003", receiver="optimizer", handler=_load_optimizer_state,
        sig=("state_dict",), returns=None)
+
+
+# ----------------------------------------------------------------------------- existence tests
+
+_FILE_ARG = {"torch.save": ("f", 1), "torch.load": ("f", 0)}
+
+
+def _file_arg(call, qual):
+    keyword, position = _FILE_ARG[qual]
+    for i, a in enumerate(call.args):
+        if a.star:
+            return None
+        if (a.keyword is not None and a.keyword.value == keyword) or (a.keyword is None and i == position):
+            return a.value
+    return None
+
+
+def _bound_in(body, name: str) -> list:
+    """The values ``name = value`` / ``a, name = x, value`` bind in these statements."""
+    out = []
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, cst.Assign):
+                continue
+            for t in small.targets:
+                target, value = t.target, small.value
+                if isinstance(target, cst.Name) and target.value == name:
+                    out.append(value)
+                elif (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List))
+                      and len(target.elements) == len(value.elements)):
+                    out += [v.value for e, v in zip(target.elements, value.elements)
+                            if isinstance(e.value, cst.Name) and e.value.value == name]
+    return out
+
+
+class _FileNames(cst.CSTVisitor):
+    """The file names torch.save / torch.load get, with the function (or None: the
+    cell) whose body holds the call."""
+
+    def __init__(self, site):
+        super().__init__()
+        self.site, self.scopes, self.found = site, [None], []
+
+    def visit_FunctionDef(self, node):
+        self.scopes.append(node)
+
+    def leave_FunctionDef(self, original_node):
+        self.scopes.pop()
+
+    def visit_Call(self, node):
+        qual = self.site.resolve(node.func)
+        if qual in _FILE_ARG:
+            path = _file_arg(node, qual)
+            if path is not None:
+                self.found.append((self.scopes[-1], path))
+
+
+def _checkpoint_names(site) -> dict:
+    """Once per cell: id of a function (0: the cell) -> the texts of the plain file names
+    (names, attributes) torch.save / torch.load get in its body. The functions whose
+    result is such a file name (``model_file = _get_model_file(...)``) go to the
+    session, for the cells after this one."""
+    memo = site.scratch("CKP005")
+    if "names" in memo:
+        return memo["names"]
+    functions = site.session_memory("CKP005").setdefault("functions", set())
+    visitor = _FileNames(site)
+    cell = site.blocks[0][0] if site.blocks else ()
+    for stmt in cell:
+        stmt.visit(visitor)
+    names: dict = {}
+    for scope, path in visitor.found:
+        values = [path]
+        if is_pure(path):
+            names.setdefault(id(scope) if scope is not None else 0, set()).add(_code(path).strip())
+            if isinstance(path, cst.Name):
+                body = scope.body.body if scope is not None and isinstance(scope.body, cst.IndentedBlock) else cell
+                values += _bound_in(body, path.value)
+        for v in values:
+            if isinstance(v, cst.Call) and isinstance(v.func, cst.Name):
+                functions.add(v.func.value)
+    memo["names"] = names
+    return names
+
+
+def _is_checkpoint_name(site, node) -> bool:
+    names = _checkpoint_names(site)
+    functions = site.session_memory("CKP005").get("functions", set())
+    scope = site.functions[-1] if site.functions else None
+    if is_pure(node) and _code(node).strip() in names.get(id(scope) if scope is not None else 0, ()):
+        return True
+    values = [node]
+    if isinstance(node, cst.Name):
+        value = site.assigned_value(node.value)
+        if value is not None:
+            values.append(value)
+    return any(isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value in functions
+               for v in values)
+
+
+def _is_os_path(site) -> bool:
+    return site.code(site.receiver_original).strip() == "os.path"
+
+
+_EXISTS_SOURCE = '''def {name}(path, check):
+    """A checkpoint's file name as PyTorch wrote it: the file itself (one the port saved
+    with pickle, or any other), or the MindSpore checkpoint saved under it with .ckpt
+    appended (mindspore.save_checkpoint appends it)."""
+    path = str(path)
+    return check(path) or check(path if path.endswith(".ckpt") else path + ".ckpt")
+'''
+
+
+def _exists(site):
+    args = site.original.args
+    if not _is_os_path(site) or len(args) != 1 or args[0].keyword is not None or args[0].star:
+        return None
+    if not _is_checkpoint_name(site, args[0].value):
+        return None
+    name = site.define("checkpoint_exists", lambda n: _EXISTS_SOURCE.format(name=n))
+    check = site.code(site.updated.func).strip()
+    new = site.parse(f"{name}({site.code(site.updated.args[0].value).strip()}, {check})")
+    site.edit("CKP005", new, detail=f"{check}(path) -> {name}(path, {check}): path or path + '.ckpt'")
+    return new
+
+
+for _name in ("isfile", "exists"):
+    method(_name, "CKP005", receiver="any", unambiguous=_is_os_path, handler=_exists, returns=None)

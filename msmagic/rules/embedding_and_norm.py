@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.spec import api, member
-from msmagic.rules._util import truthy_literal
+from msmagic.rules._util import is_pure, truthy_literal
 from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
 
@@ -89,18 +89,21 @@ register(
         input of any rank. For a shape of two or more dims the axes would have to be
         counted from the input's rank, which is unknown when porting, and negative values
         other than -1 are rejected, so such calls stay PyTorch and are flagged. A shape
-        given by a name (``nn.LayerNorm(d_model)``, a parameter of ``__init__``) becomes
-        ``layer_norm_shape(d_model)``, a small function the port defines: it turns an int
-        into ``(n,)`` when the layer is built, and raises a clear error for a shape of
-        several axes (a name the cell assigned such a literal is flagged at once).
-        ``elementwise_affine=False`` and ``bias=False`` are flagged too: MindSpore always
-        creates trainable gamma and beta.
+        held by a name or attribute (``nn.LayerNorm(d_model)``, the usual spelling in a
+        block that receives its width) is passed as ``(d,) if isinstance(d, int) else d``:
+        an int is PyTorch's one-element shape, and a sequence is passed as it is (a
+        one-element one ports exactly; MindSpore raises a ValueError on the first call
+        for a longer one, whose gamma cannot match the last axis, so it never runs
+        silently on other axes). Other expressions are flagged. ``elementwise_affine=False`` and ``bias=False`` are flagged
+        too: MindSpore always creates trainable gamma and beta.
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/LayerNorm.md",
     installed_note="""
         Verified on 2.10: normalized_shape=4 raises TypeError; begin_norm_axis=-2 on a 3-D
-        input raises ("should be in the range [-1, 3)"); the default epsilon is 1e-7.
+        input raises ("should be in the range [-1, 3)"); the default epsilon is 1e-7;
+        normalized_shape=(3, 4) with the default axes raises ValueError ("gamma or beta shape
+        must match input shape") when called on a (2, 3, 4) input.
     """,
     example="""
         import torch
@@ -205,63 +208,43 @@ for _old, _new in (("weight", "embedding_table"), ("num_embeddings", "vocab_size
 # ----------------------------------------------------------------------------- NRM001
 
 
+def _shape_value(site, node):
+    """The literal shape: written out, or the literal a name was last assigned; None."""
+    value = site.literal(node)
+    if value is None and isinstance(node, cst.Name):
+        known = site.assigned_value(node.value)
+        value = site.literal(known) if known is not None else None
+    return value
+
+
 def _layer_norm(site):
     shape = site.arg("normalized_shape")
     if shape is None:
         return None
-    value = site.literal(shape.value)
-    computed = False
+    value = _shape_value(site, shape.value)
     if isinstance(value, int) and not isinstance(value, bool):
-        site.changes.append(f"normalized_shape {value} -> ({value},)")
-    elif isinstance(value, (tuple, list)) and len(value) == 1:
-        pass
-    elif (value is None and not shape.star and isinstance(shape.value, (cst.Name, cst.Attribute))
-          and not _several_axes(site, shape.value)):
-        # a name (d_model, self.size): an int, known when the layer is built
-        computed = True
-    else:
+        site.changes.append(f"normalized_shape {site.code(shape.value).strip()} -> "
+                            f"({site.code(shape.value).strip()},)")
+    elif value is None and is_pure(shape.value):
+        text = site.code(shape.value).strip()
+        site.changes.append(f"normalized_shape {text} -> ({text},) if it is an int")
+    elif not (isinstance(value, (tuple, list)) and len(value) == 1):
         site.finding("NRM001", "MindSpore's LayerNorm chooses the normalised axes by begin_norm_axis, "
                      "counted from the input's rank; only a one-element literal shape ports for any rank",
                      comment="LayerNorm shape must be one literal dim")
         return None
     new = site.apply(func=site.ref("mindspore.nn.LayerNorm"))
-    if computed:
-        helper = site.define("layer_norm_shape", _layer_norm_shape_source)
-        args = [a.with_changes(value=cst.Call(func=cst.Name(helper), args=[cst.Arg(shape.value)]))
-                if a.value is shape.value else a for a in new.args]
-        new = new.with_changes(args=args)
-        site.changes.append(f"normalized_shape {site.code(shape.value).strip()} -> {helper}(...): a "
-                            "one-element tuple (several axes raise: MindSpore counts them from the input's rank)")
     site.edit("NRM001", new, detail=site.describe("nn.LayerNorm -> mindspore.nn.LayerNorm"))
     return new
 
 
-def _several_axes(site, expr) -> bool:
-    """Is ``expr`` a name the cell assigned a literal sequence of several sizes?"""
-    if not isinstance(expr, cst.Name):
-        return False
-    value = site.assigned_value(expr.value)
-    literal = site.literal(value) if value is not None else None
-    return isinstance(literal, (tuple, list)) and len(literal) != 1
-
-
-def _layer_norm_shape_source(name: str) -> str:
-    return (f"def {name}(normalized_shape):\n"
-            f"    \"\"\"PyTorch's LayerNorm normalized_shape (an int or a one-element sequence) as\n"
-            f"    MindSpore's tuple. MindSpore counts several normalised axes from the input's rank\n"
-            f"    (begin_norm_axis), which a layer does not know when it is built.\"\"\"\n"
-            f"    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)\n"
-            f"    if len(shape) != 1:\n"
-            f"        raise ValueError(f\"msmagic: LayerNorm over several axes {{shape}}: pass MindSpore's \"\n"
-            f"                         \"begin_norm_axis and begin_params_axis (the input's rank minus \"\n"
-            f"                         f\"{{len(shape)}}) by hand\")\n"
-            f"    return shape\n")
-
-
 def _to_tuple(site, arg):
-    value = site.literal(arg.value)
+    value = _shape_value(site, arg.value)
     if isinstance(value, int) and not isinstance(value, bool):
         return cst.Tuple(elements=[cst.Element(arg.value, comma=cst.Comma())])
+    if value is None and is_pure(arg.value):  # an int, or a sequence, when it runs
+        text = site.code(arg.value).strip()
+        return site.parse(f"({text},) if isinstance({text}, int) else {text}")
     return arg.value
 
 

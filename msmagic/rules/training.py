@@ -73,7 +73,18 @@ register(
         random numbers (dropout): the function would compute other values. In a loop or
         function body the forward function starts at the first statement that reads the
         model; the data preparation before it (``if train_on_gpu: x = x.cuda()``) stays in
-        the loop and reaches the function as arguments.
+        the loop and reaches the function as arguments. A function that only looks at the
+        gradients of one batch (a gradient plot: ``net.zero_grad()``, the forward pass,
+        ``loss.backward()``, then ``{n: p.grad for n, p in net.named_parameters()}``, with
+        no step) gets the same forward function and ``value_and_grad`` over the model's
+        trainable parameters, defined in its body where the forward pass was; the
+        ``.grad`` reads look the gradients up in ``grad_of = dict(zip(
+        net.trainable_params(), grads))`` as ``grad_of.get(p)``, None for a frozen
+        parameter as in PyTorch, and the ``zero_grad()`` calls go. The same holds at the
+        top level for a name a loop binds to the parameters. This needs the gradients
+        zeroed before the forward pass (else PyTorch adds them to older ones) and no read
+        after a later ``zero_grad()`` (PyTorch's ``.grad`` is None then); otherwise the
+        backward is flagged (TRN004).
     """,
     seed=SEED + " › nn.Cell gradient / Optimizer Execution and Usage Differences",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.backward)",
@@ -539,6 +550,8 @@ class _Plan:
     segments: list = field(default_factory=list)
     #: statements after the backward that read a parameter's ``.grad``
     grad_reads: list = field(default_factory=list)
+    #: no step: the gradients of a function's own body are computed to be read
+    inspect: Optional["_Inspect"] = None
 
     def position(self, call) -> Optional[int]:
         """Index of the statement whose call (with a role) is ``call``."""
@@ -662,14 +675,20 @@ def _reads_grad(stmt) -> bool:
 
 
 class _GradReads(cst.CSTTransformer):
-    """``model.fc.weight.grad`` -> ``grad_of[model.fc.weight]``."""
+    """``model.fc.weight.grad`` -> ``grad_of[model.fc.weight]``; with ``names``, the
+    ``.grad`` of a name too (``p`` of ``for name, p in model.named_parameters()``), read
+    as ``grad_of.get(p)``: None for a parameter with no gradient, as in PyTorch."""
 
-    def __init__(self, table: str):
+    def __init__(self, table: str, names: bool = False):
         super().__init__()
-        self.table = table
+        self.table, self.names = table, names
 
     def leave_Attribute(self, original_node, updated_node):
-        if updated_node.attr.value == "grad" and isinstance(updated_node.value, cst.Attribute):
+        if updated_node.attr.value != "grad":
+            return updated_node
+        if self.names and isinstance(updated_node.value, (cst.Name, cst.Attribute)):
+            return build_expression(f"{self.table}.get({_code(updated_node.value).strip()})")
+        if isinstance(updated_node.value, cst.Attribute):
             return cst.Subscript(value=cst.Name(self.table),
                                  slice=[cst.SubscriptElement(cst.Index(updated_node.value))])
         return updated_node
@@ -976,6 +995,63 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
     return found if found.zeroed else None
 
 
+@dataclass
+class _Inspect:
+    """A function's own body that zeroes a model's gradients, runs the forward pass and
+    ``loss.backward()``, and reads the parameters' ``.grad`` (to plot or log them), with
+    no optimizer step: the zero_grad() receiver and whether it is an optimizer."""
+
+    receiver: cst.BaseExpression
+    optimizer: bool
+
+
+def _grad_receivers_ok(node) -> bool:
+    """Is every ``X.grad`` read of the statement on a name or an attribute chain?"""
+    return all(isinstance(n.value, (cst.Name, cst.Attribute)) for n in descendants(node)
+               if type(n) is cst.Attribute and n.attr.value == "grad")
+
+
+def _inspect(ctx, stmts, p, first_back: int, last_back: int) -> Optional[_Inspect]:
+    """The gradient-reading shape of :class:`_Inspect`, or None. PyTorch's ``.grad`` then
+    holds exactly this loss's gradients (they were zeroed before the forward pass), so
+    they can be computed as values and read from a table; reads after a later
+    ``zero_grad()`` would see None, and are not taken."""
+    fn = next((h for h in reversed(ctx.enclosing_statements) if isinstance(h, cst.FunctionDef)
+               and isinstance(h.body, cst.IndentedBlock) and h.body.body and h.body.body[0] is stmts[0]), None)
+    if fn is None or ctx.classes or p.clips:
+        return None
+    zeros = sorted(i for i, r in p.index.items() if r == "zero")
+    if not zeros or zeros[0] > first_back or any(first_back < i < last_back for i in zeros):
+        return None
+    recvs = {_code(p.calls[i].func.value).strip() for i in zeros}
+    if len(recvs) != 1:
+        return None
+    recv = p.calls[zeros[0]].func.value
+    kind = ctx.kind_of(recv.deep_clone())
+    optimizer = kind == "optimizer"
+    if not (optimizer or (kind is not None and kind.base == "module")
+            or (kind is None and isinstance(recv, cst.Name) and B.binds(fn, recv.value, header_only=True))):
+        return None  # not known to be a model (or an optimizer over one)
+    later_zero = next((i for i in zeros if i > last_back), len(stmts))
+    for i, s in enumerate(stmts):
+        if i in p.index or ".grad" not in _code(s) or not _reads_grad_any(s):
+            continue
+        if not (last_back < i < later_zero) or not _grad_receivers_ok(s):
+            return None
+    return _Inspect(recv, optimizer)
+
+
+def _first_small(stmt):
+    """The node a statement's findings are logged on: a simple line's first statement."""
+    return stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else stmt
+
+
+def _reads_grad_any(stmt) -> bool:
+    """Does the statement read ``X.grad`` of a name or an attribute chain?"""
+    return any(type(n) is cst.Attribute and n.attr.value == "grad" and isinstance(n.value, (cst.Name, cst.Attribute))
+               for n in descendants(stmt))
+
+
 def _plan(ctx, stmts, top: bool = False) -> _Plan:
     p = _Plan(top=top)
     calls = [_call_of(s) for s in stmts]
@@ -1040,15 +1116,17 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
             return p
         p.manual = None if top else _manual(ctx, stmts, p, first_back, last_back)
         if p.manual is None:
+            p.inspect = None if top else _inspect(ctx, stmts, p, first_back, last_back)
+        if p.manual is None and p.inspect is None:
             reason = _NO_STEP.format(loss=_code(back.func.value).strip())
             if any(".grad" in _code(s) for s in stmts[last_back + 1:]):
                 reason += _MANUAL
             p.problem = (back, reason, _NO_STEP_COMMENT)
             return p
-        steps = [(p.manual.index, None)]
+        steps = [(p.manual.index if p.manual is not None else len(stmts), None)]
     step_i, p.step = steps[0]
-    if p.manual is not None:
-        pass  # its zeroing and placement were checked by _manual
+    if p.manual is not None or p.inspect is not None:
+        pass  # its zeroing and placement were checked by _manual / _inspect
     elif p.step.args:
         p.problem = (p.step, "optimizer.step(closure) has no MindSpore counterpart",
                      "step(closure) not ported")
@@ -1067,7 +1145,7 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                      "gradients accumulate across iterations; port by hand (rule TRN004)")
         return p
     zero_i = [i for i, r in p.index.items() if r == "zero"]
-    if p.manual is None and zero_i and (len(zero_i) > 1 or first_back < zero_i[0] < step_i):
+    if p.manual is None and p.inspect is None and zero_i and (len(zero_i) > 1 or first_back < zero_i[0] < step_i):
         p.problem = (p.zero[0], "zero_grad() between backward() and step() (or called twice): the "
                      "step does not use the gradients of this block's loss", "zero_grad placement not ported")
         return p
@@ -1130,8 +1208,9 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                              _STEP_COMMENT)
                 return p
             p.between.append(i)
+    reads = _reads_grad_any if p.inspect is not None else _reads_grad
     p.grad_reads = [i for i in range(last_back + 1, len(stmts))
-                    if i not in p.index and ".grad" in _code(stmts[i]) and _reads_grad(stmts[i])]
+                    if i not in p.index and ".grad" in _code(stmts[i]) and reads(stmts[i])]
     p.rewrite = True
     return p
 
@@ -1210,6 +1289,8 @@ class _Step:
     grads: str
     detail: str
     first: list
+    #: statements right after the call (the table of gradients a .grad read looks up)
+    after: list = field(default_factory=list)
 
 
 def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
@@ -1395,6 +1476,8 @@ def _training_step(ctx, original, updated):
     wanted = [*p.index, *p.forward]
     if p.manual is not None and isinstance(stmts[p.manual.index], cst.For):
         wanted.append(p.manual.index)
+    if p.inspect is not None:
+        wanted += p.grad_reads
     where = _align(ctx, stmts, new_body, wanted)
     if where is None:
         ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
@@ -1428,6 +1511,24 @@ def _training_step(ctx, original, updated):
         drop.update(zero_js)
         _forget(ctx, [m.loop.iter, *m.zero_calls])
         built.append((p, step, None))
+    elif p.inspect is not None:
+        recv = _code(ctx.updated_of(p.inspect.receiver)).strip()
+        weights = f"{recv}.parameters" if p.inspect.optimizer else f"{recv}.trainable_params()"
+        lines = [new_body[where[i]] for i in p.forward]
+        # defined right before its call: the function's values reach it as closure
+        # variables, only names the forward pass rebinds are passed
+        bound = set().union(*(_names(stmts[i], ast.Store) for i in p.forward))
+        step = _build(ctx, p, stmts, lines, bound, weights,
+                      "the gradients are computed as values for the .grad reads after it")
+        table = ctx.fresh_name("grad_of") if p.grad_reads else None
+        for i in p.grad_reads:
+            j = where[i]
+            replace[j] = new_body[j].visit(_GradReads(table, names=True))
+            ctx.edit("TRN001", replace[j], node=_first_small(stmts[i]), api="Tensor.grad",
+                     detail=f"param.grad -> {table}.get(param): the gradient computed for that parameter")
+        if table is not None:
+            step.after.append(_stmt(f"{table} = dict(zip({weights}, {step.grads}))\n"))
+        built.append((p, step, None))
     else:
         for seg in p.segments or [p]:
             step_i = next(i for i, r in seg.index.items() if r == "step")
@@ -1451,9 +1552,9 @@ def _training_step(ctx, original, updated):
     origin = {j: i for i, j in where.items()}
     # a step in a function's own body whose optimizer (or module) the function binds, a
     # parameter say: its definitions go inside the function, where that name exists
-    in_function = isinstance(original, cst.FunctionDef) and any(
+    in_function = isinstance(original, cst.FunctionDef) and (p.inspect is not None or any(
         B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
-        for root in _roots(built, p, ctx))
+        for root in _roots(built, p, ctx)))
     out = []
     for j, u in enumerate(new_body):
         i = origin.get(j)
@@ -1476,6 +1577,7 @@ def _training_step(ctx, original, updated):
                 out.extend([step.fn.with_changes(leading_lines=call.leading_lines), step.gfn])
                 call = call.with_changes(leading_lines=())
             out.append(call)
+            out.extend(step.after)  # the gradient table
             continue
         if i not in owner_of:
             out.append(u)
@@ -1485,7 +1587,7 @@ def _training_step(ctx, original, updated):
         if i in seg.forward:
             continue
         if role in ("zero", "backward"):
-            out.append(_comments_of(u))
+            out.append(_comments_of(u, blank=p.inspect is not None))
             continue
         elif role == "clip":
             out.append(_clip(ctx, stmts[i], u, step.grads).with_changes(leading_lines=u.leading_lines))
@@ -1831,15 +1933,58 @@ def _param_root(node) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
-class _ModuleGrads(cst.CSTTransformer):
-    """``model.fc.weight.grad`` -> ``_grad_of[model.fc.weight]`` (or ``None``)."""
+_PARAMETER_ITERATORS = frozenset({"parameters", "named_parameters"})
 
-    def __init__(self, ctx):
+
+def _iterated_parameters(stmt) -> dict:
+    """Names a ``for`` (or comprehension) of the statement binds to the parameters of a
+    module: ``p`` of ``for name, p in model.named_parameters()`` -> "model"."""
+    out = {}
+    for n in descendants(stmt):
+        if type(n) not in (cst.For, cst.CompFor):
+            continue
+        it = n.iter
+        if not (type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute
+                and it.func.attr.value in _PARAMETER_ITERATORS):
+            continue
+        root = _param_root(it.func.value) if not isinstance(it.func.value, cst.Name) else it.func.value.value
+        target = n.target
+        if it.func.attr.value == "named_parameters":
+            elements = target.elements if type(target) is cst.Tuple else ()
+            target = elements[1].value if len(elements) == 2 else None
+        if type(target) is cst.Name and root is not None:
+            out[target.value] = root
+    return out
+
+
+class _ModuleGrads(cst.CSTTransformer):
+    """``model.fc.weight.grad`` -> ``_grad_of[model.fc.weight]`` (or ``None``); the
+    ``.grad`` of a name a loop binds to the module's parameters (``p`` of ``for name, p
+    in model.named_parameters()``) -> ``_grad_of.get(p)`` (None for a frozen one)."""
+
+    def __init__(self, ctx, iterated: Optional[dict] = None):
         super().__init__()
         self.ctx, self.changed, self.unknown = ctx, [], []
+        self.iterated = iterated or {}
 
     def leave_Attribute(self, original_node, updated_node):
-        if updated_node.attr.value != "grad" or not isinstance(updated_node.value, (cst.Attribute, cst.Subscript)):
+        if updated_node.attr.value != "grad":
+            return updated_node
+        value = updated_node.value
+        if type(value) is cst.Name and value.value in self.iterated:
+            root = self.iterated[value.value]
+            fact = _memory(self.ctx).get(root)
+            if fact is None or not fact.module:
+                return updated_node
+            if fact.unknown:
+                self.unknown.append(_code(value).strip())
+                return updated_node
+            self.changed.append(_code(value).strip())
+            if fact.grads is None:
+                return cst.Name("None")
+            table = fact.table or f"dict(zip({fact.weights}, {fact.grads}))"
+            return build_expression(f"{table}.get({value.value})")
+        if not isinstance(value, (cst.Attribute, cst.Subscript)):
             return updated_node
         root = _param_root(updated_node.value)
         fact = _memory(self.ctx).get(root) if root else None
@@ -1859,9 +2004,9 @@ class _ModuleGrads(cst.CSTTransformer):
 def _module_grad_reads(ctx, original, updated):
     """A read of a module parameter's ``.grad`` at the top level: the gradient the
     cells so far computed for it, or None where no backward() filled it."""
-    if not _memory(ctx) or not _reads_grad(original):
+    if not _memory(ctx) or not _reads_grad_any(original):
         return updated
-    reads = _ModuleGrads(ctx)
+    reads = _ModuleGrads(ctx, _iterated_parameters(original))
     new = updated.visit(reads)
     for w in reads.unknown:
         ctx.finding("TRN004", f"{w}.grad holds what a backward() the port did not rewrite as a value left "
@@ -1956,6 +2101,10 @@ def _unported_grad_reads(ctx, original, updated):
         return
     if not any(_first_backward(ctx, body) < at for body, at in ctx.blocks):
         return
+    for body, at in ctx.blocks:  # read from the table of gradients the rewrite computes
+        if _first_backward(ctx, body) < at and (p := _analyse(ctx, body)).rewrite \
+                and p.inspect is not None and at in p.grad_reads:
+            return
     loads = _GradLoads()
     if not isinstance(original, cst.SimpleStatementLine):
         return  # the statements inside are checked themselves

@@ -3,6 +3,7 @@ as ``path`` on both sides); after the round trip the loaded model has the saved
 parameters and computes the same outputs as PyTorch's (rtol 1e-5, atol 1e-6)."""
 
 import ast
+import os
 
 import numpy as np
 
@@ -259,3 +260,130 @@ def test_round_trip_through_pathlib_paths(tmp_path):
     assert "mindspore.save_checkpoint(src, str(file))" in code
     assert "mindspore.load_checkpoint(str(file).removesuffix('.ckpt') + '.ckpt')" in code
     assert (tmp_path / "ms" / "model.pt.ckpt").exists()
+
+
+def test_existence_tests_of_a_checkpoint_name_see_the_mindspore_checkpoint(tmp_path):
+    """``os.path.isfile(path)`` before and after ``torch.save(..., path)``: the port's
+    checkpoint is ``path + '.ckpt'``, found by the ported test (CKP005)."""
+    run = _pair("""
+        import os
+        model = nn.Linear(3, 2)
+        before = os.path.isfile(path)
+        torch.save(model.state_dict(), path)
+        after = os.path.isfile(path)
+        if os.path.exists(path):
+            model.load_state_dict(torch.load(path))
+            loaded = 1
+        y = model(torch.ones(1, 3))
+    """, tmp_path / "linear.pt")
+    assert "CKP005" in rules(run)
+    assert "before = checkpoint_exists(path, os.path.isfile)" in run.port.code
+    assert "if checkpoint_exists(path, os.path.exists):" in run.port.code
+    for side in (run.torch_ns, run.ms_ns):
+        assert side["before"] is False and side["after"] is True and side["loaded"] == 1
+    assert run.agree("before", "after", "loaded", "y"), run.explain()
+    assert msmagic.port(run.port.code).code == run.port.code
+
+
+def test_other_existence_tests_are_left_alone():
+    code = src("""
+        import os
+        import torch
+        data_ok = os.path.isfile("data.csv")
+        def f(model, path, other):
+            torch.save(model.state_dict(), path)
+            return os.path.exists(other)
+    """)
+    out = msmagic.port(code).code
+    assert 'data_ok = os.path.isfile("data.csv")' in out and "return os.path.exists(other)" in out
+    assert "checkpoint_exists" not in out
+
+
+# uvadlc tutorial 3: the file name comes from a helper, the save and the load sit in
+# functions receiving the model and the path, a later cell trains only when no
+# checkpoint is there and asserts it is there before loading
+CHECKPOINT_HELPERS = src("""
+    import os
+    import json
+    import torch
+    import torch.nn as nn
+
+    CHECKPOINT_PATH = "saved_models"
+
+    def _get_config_file(model_path, model_name):
+        return os.path.join(model_path, model_name + ".config")
+
+    def _get_model_file(model_path, model_name):
+        return os.path.join(model_path, model_name + ".tar")
+
+    def load_model(model_path, model_name, net):
+        config_file, model_file = _get_config_file(model_path, model_name), _get_model_file(model_path, model_name)
+        assert os.path.isfile(config_file), "no config"
+        assert os.path.isfile(model_file), f"Could not find the model file {model_file}"
+        net.load_state_dict(torch.load(model_file, map_location="cpu"))
+        return net
+
+    def save_model(model, model_path, model_name):
+        os.makedirs(model_path, exist_ok=True)
+        config_file, model_file = _get_config_file(model_path, model_name), _get_model_file(model_path, model_name)
+        with open(config_file, "w") as f:
+            json.dump({"n": 3}, f)
+        torch.save(model.state_dict(), model_file)
+""")
+
+TRAIN_OR_LOAD = src("""
+    def train_or_load(net, model_name, overwrite=False):
+        file_exists = os.path.isfile(_get_model_file(CHECKPOINT_PATH, model_name))
+        if file_exists and not overwrite:
+            trained = False
+        else:
+            save_model(net, CHECKPOINT_PATH, model_name)
+            trained = True
+        load_model(CHECKPOINT_PATH, model_name, net=net)
+        return trained
+""")
+
+
+def test_checkpoint_helpers_in_functions_across_cells(parity_shell, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    cells = [CHECKPOINT_HELPERS, TRAIN_OR_LOAD, src("""
+        torch.manual_seed(0)
+        net = nn.Linear(3, 2)
+        first = train_or_load(net, "linear")
+        fresh = nn.Linear(3, 2)
+        second = train_or_load(fresh, "linear")
+        y = fresh(torch.ones(1, 3)) - net(torch.ones(1, 3))
+    """)]
+    for i, cell in enumerate(cells):
+        parity_shell.run_cell_magic("ms_parity", f"-o report_{i}", cell)
+    report = parity_shell.user_ns["report_2"]
+    assert report.ms_error is None and report.torch_error is None, report.summary()
+    for name in ("first", "second", "y"):
+        assert report.row(name).status == "match", report.summary()
+    shadow = msmagic.shadow_namespace()
+    assert (shadow["first"], shadow["second"]) == (True, False)
+    assert (parity_shell.user_ns["first"], parity_shell.user_ns["second"]) == (True, False)
+    assert float(abs(shadow["y"]).max()) == 0  # the fresh model loaded the saved weights
+    assert sorted(os.listdir(tmp_path / "saved_models")) == ["linear.config", "linear.tar"]
+    assert "checkpoint_exists(model_file, os.path.isfile)" in parity_shell.user_ns["report_0"].port.code
+    assert "checkpoint_exists(_get_model_file(CHECKPOINT_PATH, model_name), os.path.isfile)" in \
+        parity_shell.user_ns["report_1"].port.code
+
+
+def test_checkpoint_helpers_in_one_file_run_without_torch(tmp_path, monkeypatch):
+    """The whole notebook ported at once and run on MindSpore alone."""
+    monkeypatch.chdir(tmp_path)
+    source = CHECKPOINT_HELPERS + TRAIN_OR_LOAD + src("""
+        net = nn.Linear(3, 2)
+        first = train_or_load(net, "linear")
+        fresh = nn.Linear(3, 2)
+        second = train_or_load(fresh, "linear")
+        y = fresh(torch.ones(1, 3)) - net(torch.ones(1, 3))
+    """)
+    code = msmagic.port(source).code
+    assert "import torch" not in code
+    ns = {}
+    exec(compile(code, "ported", "exec"), ns)
+    assert (ns["first"], ns["second"]) == (True, False)
+    assert float(abs(ns["y"]).max()) == 0
+    assert sorted(os.listdir(tmp_path / "saved_models")) == ["linear.config", "linear.tar.ckpt"]

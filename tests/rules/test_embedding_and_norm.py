@@ -9,7 +9,7 @@ import pytest
 
 import msmagic
 from msmagic.parity_check import run_pair, to_numpy
-from tests.rules.support import findings, parity_cells, rules, src
+from tests.rules.support import check, findings, parity_cells, rules, src
 
 HEAD = "import torch\nimport torch.nn as nn\n"
 
@@ -173,7 +173,7 @@ def test_layer_norm_of_a_named_shape(shape):
         y = block(x)
     """))
     assert run.torch_error is None and run.ms_error is None, run.explain()
-    assert "nn.LayerNorm(layer_norm_shape(shape), epsilon=1e-6)" in run.port.code
+    assert "nn.LayerNorm((shape,) if isinstance(shape, int) else shape, epsilon=1e-6)" in run.port.code
     assert not run.port.unsupported and "import torch" not in run.port.code
     assert run.agree("y", "block.norm.weight", "block.other.bias"), run.explain()
 
@@ -185,8 +185,11 @@ def test_layer_norm_of_a_named_shape_with_several_axes_raises_a_clear_error():
         def make(shape):
             return nn.LayerNorm(shape)
         ln = make((3, 4))
+        y = ln(torch.ones(2, 3, 4))
     """))
-    assert run.ms_error is not None and "LayerNorm over several axes (3, 4)" in str(run.ms_error)
+    assert run.ms_error is not None and run.torch_error is None  # never runs on other axes
+
+
 # ----------------------------------------------------------------------------- padding row gradient
 
 NBOW = """
@@ -335,3 +338,49 @@ def test_embedding_from_pretrained_frozen_and_trained():
 def test_embedding_from_pretrained_with_padding_is_flagged():
     r = msmagic.port(HEAD + "e = nn.Embedding.from_pretrained(torch.ones(3, 2), padding_idx=0)\n")
     assert [(f.line, f.rule_id) for f in r.unsupported] == [(3, "EMB001")]
+def test_layer_norm_width_held_by_a_name_at_top_level():
+    """``nn.LayerNorm(d_model)``: the width is a variable, an int when it runs."""
+    run = check(HEAD + "torch.manual_seed(0)\nd_model = len('abcdef')\nln = nn.LayerNorm(d_model)\n"
+                "x = torch.randn(2, 3, d_model) * 3 + 1\ny = ln(x)\n", "y", rule="NRM001")
+    assert "nn.LayerNorm((d_model,) if isinstance(d_model, int) else d_model, epsilon=1e-5)" in run.port.code
+    assert "import torch" not in run.port.code
+    # a name assigned a literal is that literal
+    run = check(HEAD + "torch.manual_seed(0)\nd_model = 6\nln = nn.LayerNorm(d_model)\n"
+                "y = ln(torch.randn(2, 3, d_model) * 3 + 1)\n", "y", rule="NRM001")
+    assert "nn.LayerNorm((d_model,), epsilon=1e-5)" in run.port.code
+
+
+def test_layer_norm_width_from_a_parameter_in_a_later_cell(parity_shell):
+    # a transformer block receives its width (EncoderBlock(input_dim, ...)) and a
+    # later cell builds it, with an int or a one-element list
+    cells = [src("""
+        import torch
+        import torch.nn as nn
+
+        class Block(nn.Module):
+            def __init__(self, input_dim, cfg):
+                super().__init__()
+                self.norm1 = nn.LayerNorm(input_dim)
+                self.norm2 = nn.LayerNorm(cfg["width"], eps=1e-3)
+
+            def forward(self, x):
+                return self.norm2(self.norm1(x) * 2 + 1)
+    """), src("""
+        torch.manual_seed(0)
+        block = Block(5, {"width": [5]})
+        x = torch.randn(2, 4, 5) * 3
+        y = block(x)
+    """)]
+    for i, cell in enumerate(cells):
+        parity_shell.run_cell_magic("ms_parity", f"-o report_{i}", cell)
+    report = parity_shell.user_ns["report_1"]
+    assert report.ok and report.row("y").status == "match", report.summary()
+    assert "(input_dim,) if isinstance(input_dim, int) else input_dim" in parity_shell.user_ns["report_0"].port.code
+
+
+def test_layer_norm_width_of_several_dims_held_by_a_name_raises_on_mindspore():
+    """A longer shape held by a name is passed on: MindSpore raises on the first call
+    instead of normalising other axes than PyTorch."""
+    run = run_pair(HEAD + "shape = tuple([3, 4])\nln = nn.LayerNorm(shape)\ny = ln(torch.ones(2, 3, 4))\n")
+    assert run.torch_error is None
+    assert run.ms_error is not None and "gamma or beta shape" in str(run.ms_error), run.explain()

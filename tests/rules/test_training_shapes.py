@@ -257,3 +257,96 @@ def test_a_step_in_a_functions_own_body_is_defined_where_its_optimizer_is_bound(
     _trained_alike(run.torch_ns["G"], run.ms_ns["G"])
     _trained_alike(run.torch_ns["D"], run.ms_ns["D"])
     assert "    grad_fn = mindspore.value_and_grad(forward_fn, None, opt_D.parameters)" in run.port.code
+
+
+# uvadlc tutorial 3 (activation functions): the gradients of one batch are plotted: the
+# model's gradients are zeroed, one forward pass and backward(), and the .grad of each
+# weight read, with no optimizer step
+GRADIENT_PLOT_SETUP = src("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 3))
+    x = torch.randn(8, 6)
+    y = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+""")
+
+GRADIENT_PLOT_FUNCTION = src("""
+    def visualize_gradients(net, imgs, labels, color="C0"):
+        net.eval()
+        imgs, labels = imgs.to("cpu"), labels.to("cpu")
+
+        # Pass one batch through the network, and calculate the gradients for the weights
+        net.zero_grad()
+        preds = net(imgs)
+        loss = F.cross_entropy(preds, labels)
+        loss.backward()
+        # We limit our visualization to the weight parameters
+        grads = {name: params.grad.data.view(-1).cpu().clone().numpy() for name, params in net.named_parameters() if "weight" in name}
+        last = net[2].bias.grad.clone()
+        net.zero_grad()
+        return grads, last
+""")
+
+
+def test_gradients_read_after_backward_at_the_top_level():
+    run = run_pair(GRADIENT_PLOT_SETUP + src("""
+        net.zero_grad()
+        preds = net(x)
+        loss = F.cross_entropy(preds, y)
+        loss.backward()
+        grads = {name: params.grad.data.view(-1).cpu().clone().numpy() for name, params in net.named_parameters() if "weight" in name}
+        w_grads = list(grads.values())
+    """), rtol=RTOL, atol=ATOL)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.row("w_grads").status == "match" and run.row("grads").status == "match", run.explain()
+    assert len(run.ms_ns["w_grads"]) == 2 and np.abs(run.ms_ns["w_grads"][0]).sum() > 0
+    assert ".get(params)" in run.port.code and "params.grad" not in run.port.code
+    assert not [f for f in run.port.unsupported if f.rule_id.startswith("TRN")]
+
+
+def test_gradients_read_in_a_function_receiving_the_model():
+    run = run_pair(GRADIENT_PLOT_SETUP + GRADIENT_PLOT_FUNCTION
+                   + "grads, last = visualize_gradients(net, x, y)\nw_grads = list(grads.values())\n",
+                   rtol=RTOL, atol=ATOL)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    for name in ("w_grads", "last"):
+        assert run.row(name).status == "match", run.explain()
+    assert [g.shape for g in run.ms_ns["w_grads"]] == [(30,), (15,)]
+    code = run.port.code
+    assert "zero_grad" not in code and ".grad" not in code and "backward" not in code
+    assert "        return loss, preds\n" in code
+    assert "    grad_of = dict(zip(net.trainable_params(), grads2))\n" in code
+    assert not [f for f in run.port.unsupported if f.rule_id.startswith("TRN")]
+    assert msmagic.port(code).code == code
+
+
+def test_gradients_read_in_a_function_called_from_a_later_cell(parity_shell):
+    cells = [GRADIENT_PLOT_SETUP, GRADIENT_PLOT_FUNCTION + "ready = True\n", src("""
+        for i in range(2):
+            grads, last = visualize_gradients(net, x * (i + 1), y)
+        w_grads = list(grads.values())
+    """)]
+    reports, _ = parity_cells(parity_shell, cells, f"--rtol {RTOL} --atol {ATOL}")
+    assert reports[2].row("w_grads").status == "match", reports[2].summary()
+    assert reports[2].row("last").status == "match", reports[2].summary()
+    torch_grads = parity_shell.user_ns["w_grads"]
+    ms_grads = msmagic.shadow_namespace()["w_grads"]
+    assert len(ms_grads) == 2
+    np.testing.assert_allclose(ms_grads[1], torch_grads[1], rtol=RTOL, atol=ATOL)
+
+
+def test_gradients_read_after_a_second_zero_grad_are_flagged():
+    """PyTorch's .grad is None after the second zero_grad(): not rewritten."""
+    r = msmagic.port(GRADIENT_PLOT_SETUP + src("""
+        def f(net, imgs, labels):
+            net.zero_grad()
+            loss = F.cross_entropy(net(imgs), labels)
+            loss.backward()
+            net.zero_grad()
+            return net[0].weight.grad
+    """))
+    assert "TRN004" in {f.rule_id for f in r.unsupported}
+    assert "backward() not ported" in r.code
