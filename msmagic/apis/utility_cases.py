@@ -264,3 +264,25 @@ case("torch.optim.lr_scheduler.LRScheduler", """
         sched.step()
         rates.append(float(opt.param_groups[0]["lr"]))
 """)
+
+case("torch.nn.Embedding.from_pretrained", """
+    import torch
+    import torch.nn as nn
+    table = torch.arange(12.0).reshape(4, 3) / 4
+    frozen = nn.Embedding.from_pretrained(table)
+    a = frozen(torch.tensor([[3, 0], [1, 1]]))
+    b = nn.Embedding.from_pretrained(table * 2, freeze=False)(torch.tensor([2]))
+""")
+
+for _check in ("isfile", "exists"):
+    case(f"object.{_check}", f"""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        model_file = os.path.join(tempfile.mkdtemp(), "net.tar")
+        before = int(os.path.{_check}(model_file))
+        torch.save(nn.Linear(3, 2).state_dict(), model_file)
+        after = int(os.path.{_check}(model_file))
+    """)
