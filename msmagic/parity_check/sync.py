@@ -508,27 +508,17 @@ class FirstCalls:
 
         self.states = []
         self.seen = self._held(tns)
-        original = torch.nn.Module.__call__
-        depth = [0]
-        me = self
 
-        def call(module, *args, **kwargs):
-            if depth[0] == 0 and not me._seen(me.seen, module):
-                me._add(me.seen, module.modules())
-                values = {n: v.detach().cpu().numpy().copy() for n, v in torch_state(module)}
-                if values:  # a loss or an activation has no weights to give
-                    me.states.append((module, values))
-            depth[0] += 1
-            try:
-                return original(module, *args, **kwargs)
-            finally:
-                depth[0] -= 1
+        def first(module):
+            if self._seen(self.seen, module):
+                return
+            self._add(self.seen, module.modules())
+            values = {n: v.detach().cpu().numpy().copy() for n, v in torch_state(module)}
+            if values:  # a loss or an activation has no weights to give
+                self.states.append((module, values))
 
-        torch.nn.Module.__call__ = call
-        try:
+        with _top_level_calls(torch.nn.Module, first):
             yield
-        finally:
-            torch.nn.Module.__call__ = original
 
     @contextlib.contextmanager
     def replaying(self, mns: dict, params):
@@ -540,34 +530,49 @@ class FirstCalls:
         queue = collections.deque(self.states)
         seen = self._held(mns)
         optimizers = _optimizer_classes()
-        original = mindspore.nn.Cell.__call__
-        depth = [0]
-        me = self
 
-        def call(cell, *args, **kwargs):
-            if depth[0] == 0 and not me._seen(seen, cell) and queue and _takes_weights(cell, optimizers):
-                me._add(seen, (c for _, c in cell.cells_and_names()))
-                tmod, values = queue.popleft()
-                state = ms_state(cell)
-                for name, arr in values.items():
-                    p = state.get(ms_name_for(tmod, name, params))
-                    if p is None or p.size != arr.size:
-                        continue
-                    data = mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype)
-                    p.set_data(data) if hasattr(p, "set_data") else p.assign_value(data)
-                me.synced += 1
-            depth[0] += 1
-            try:
-                return original(cell, *args, **kwargs)
-            finally:
-                depth[0] -= 1
+        def first(cell):
+            if self._seen(seen, cell) or not queue or not _takes_weights(cell, optimizers):
+                return
+            self._add(seen, (c for _, c in cell.cells_and_names()))
+            tmod, values = queue.popleft()
+            state = ms_state(cell)
+            for name, arr in values.items():
+                p = state.get(ms_name_for(tmod, name, params))
+                if p is None or p.size != arr.size:
+                    continue
+                data = mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype)
+                p.set_data(data) if hasattr(p, "set_data") else p.assign_value(data)
+            self.synced += 1
 
-        mindspore.nn.Cell.__call__ = call
         try:
-            yield
+            with _top_level_calls(mindspore.nn.Cell, first):
+                yield
         finally:
-            mindspore.nn.Cell.__call__ = original
             self.states = []
+
+
+@contextlib.contextmanager
+def _top_level_calls(cls, first):
+    """While it is open, ``first(obj)`` runs before each call of an instance of ``cls``
+    made from outside any such call (a model, not the layers its forward pass calls)."""
+    original = cls.__call__
+    depth = [0]
+
+    def call(obj, *args, **kwargs):
+        if depth[0] == 0:
+            first(obj)
+        depth[0] += 1
+        try:
+            return original(obj, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    cls.__call__ = call
+    try:
+        yield
+    finally:
+        cls.__call__ = original
 
 
 def _takes_weights(cell, optimizers: tuple) -> bool:
