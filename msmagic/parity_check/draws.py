@@ -102,9 +102,18 @@ class DrawReplay:
         """``F.dropout`` (``nn.Dropout`` calls it): the mask each call in training mode drew,
         read from the output (an element the input had at 0 is 0 either way)."""
         replay = self
+        inside = [False]
 
         def dropout(input, p=0.5, training=True, inplace=False):
-            out = fn(input, p, training, inplace)
+            if inside[0]:
+                # F.dropout dispatches to itself (by its module name) through an active
+                # TorchFunctionMode, such as torch's default-device context: record once
+                return fn(input, p, training, inplace)
+            inside[0] = True
+            try:
+                out = fn(input, p, training, inplace)
+            finally:
+                inside[0] = False
             if training and 0 < p < 1:
                 try:
                     mask = (out.detach() != 0).cpu().numpy()
@@ -204,19 +213,24 @@ class DrawReplay:
 
         return functools.wraps(fn)(draw)
 
-    def _masked(self, x, statement: int):
+    def _masked(self, x, statement: int, ms_p: float):
         """``x`` with PyTorch's next dropout mask applied (and scaled by 1/(1-p)), or None
-        when there is none for it (the MindSpore layer then draws its own)."""
+        when there is none for it (the MindSpore layer then draws its own). ``ms_p``: the
+        drop probability the MindSpore layer or call has: one that is not PyTorch's (a
+        port passing keep_prob for p) stops the replay, so the difference shows."""
         queue = self.queues.get(DROPOUT)
         if self.stopped is not None or not queue:
             return None
-        mask, p = queue.popleft()
+        mask, p = queue[0]
         shape = tuple(getattr(x, "shape", ()))
-        if tuple(mask.shape) != shape:
-            self.stopped = (f"statement {statement + 1}: a MindSpore dropout of shape {shape} met PyTorch's "
-                            f"mask of shape {tuple(mask.shape)}; the masks after it are MindSpore's own")
+        if tuple(mask.shape) != shape or abs(ms_p - p) > 1e-9:
+            what = (f"of shape {shape} met PyTorch's mask of shape {tuple(mask.shape)}"
+                    if tuple(mask.shape) != shape else f"drops with p={ms_p:g} where PyTorch's dropped with p={p:g}")
+            self.stopped = (f"statement {statement + 1}: a MindSpore dropout {what}; the masks after it "
+                            "are MindSpore's own")
             self.problems.append(self.stopped)
             return None
+        queue.popleft()
         import mindspore
 
         self.replayed["dropout mask"] += 1
@@ -227,7 +241,8 @@ class DrawReplay:
 
         def dropout_construct(cell, x):
             if cell.training and cell.keep_prob != 1 and cell.p != 0:
-                out = replay._masked(x, statement)
+                ms_p = cell.p if cell.p is not None else 1.0 - cell.keep_prob
+                out = replay._masked(x, statement, float(ms_p))
                 if out is not None:
                     return out
             return construct(cell, x)
@@ -239,7 +254,7 @@ class DrawReplay:
 
         def dropout(input, p=0.5, training=True, seed=None):
             if training and 0 < p < 1:
-                out = replay._masked(input, statement)
+                out = replay._masked(input, statement, float(p))
                 if out is not None:
                     return out
             return fn(input, p=p, training=training, seed=seed)

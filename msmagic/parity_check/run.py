@@ -714,22 +714,24 @@ def realign(steps: list[Step], user_ns: dict, shadow: dict, port, rtol: float, a
                 continue
             tv, mv = user_ns[name], shadow[name]
             try:
-                # values that match within the tolerance but not to the bit take PyTorch's
-                # too (silently): float32 rounding left by a long loop would otherwise grow
-                # through this cell's matrix products past the tolerance
                 if is_torch_module(tv) and is_cell(mv):
                     rows = compare_module(name, tv, mv, rtol, atol, -1,
                                           lambda tmod, n: ms_name_for(tmod, n, params))
                     bad = [r for r in rows if r.status == DIFFERS]
-                    if bad or any(r.max_abs for r in rows):
-                        sync_module(tv, mv, params)
                     if bad:
+                        sync_module(tv, mv, params)
                         done[name] = max((r.max_abs for r in bad if r.max_abs is not None), default=None)
                     continue
                 if is_torch_module(tv) or is_cell(mv) or not comparable(tv) or isinstance(tv, (str, bytes)):
                     continue
                 row = compare_values(name, tv, mv, rtol, atol)
-                if row.status != DIFFERS and not (row.max_abs and _floating(tv)):
+                if row.status != DIFFERS:
+                    # matched within the tolerance: left as MindSpore computed it (a cell
+                    # comparing values with what MindSpore derived from them, bit for bit,
+                    # needs the MindSpore side consistent with itself)
+                    continue
+                if _in_place(tv, mv):
+                    done[name] = row.max_abs
                     continue
                 copied = _realigned(tv, mv, name)
                 if copied is _NOT_DATA:
@@ -744,9 +746,26 @@ def realign(steps: list[Step], user_ns: dict, shadow: dict, port, rtol: float, a
     return done
 
 
-def _floating(value) -> bool:
-    arr = to_numpy(value)
-    return arr is not None and getattr(arr, "dtype", None) is not None and arr.dtype.kind in "fc"
+def _in_place(tv, mv) -> bool:
+    """Give the MindSpore tensor or NumPy array ``mv`` PyTorch's values ``tv`` in place,
+    keeping its identity; False when it is neither or the shapes differ."""
+    import mindspore
+    import numpy as np
+
+    arr = to_numpy(tv)
+    if arr is None or not hasattr(arr, "shape"):
+        return False
+    if isinstance(mv, mindspore.Tensor) and tuple(mv.shape) == tuple(arr.shape):
+        data = mindspore.Tensor(arr, dtype=mv.dtype)
+        if isinstance(mv, mindspore.Parameter):
+            mv.set_data(data)
+        else:
+            mv.assign_value(data)
+        return True
+    if isinstance(mv, np.ndarray) and mv.shape == arr.shape and mv.flags.writeable and not is_cell(mv):
+        mv[...] = arr
+        return True
+    return False
 
 
 def _realigned(tv, mv, name: str):

@@ -140,7 +140,6 @@ register(
 
 def _padding_embedding_source(site):
     base = site.code(site.ref("mindspore.nn.Embedding"))
-    expand_dims = site.code(site.ref("mindspore.ops.expand_dims"))
     where = site.code(site.ref("mindspore.ops.where"))
     stop_gradient = site.code(site.ref("mindspore.ops.stop_gradient"))
     return lambda name: (
@@ -151,7 +150,7 @@ def _padding_embedding_source(site):
         f"        out = super().construct(ids)\n"
         f"        if self.padding_idx is None:\n"
         f"            return out\n"
-        f"        padding = {expand_dims}(ids == self.padding_idx, -1)\n"
+        f"        padding = (ids == self.padding_idx).unsqueeze(-1)\n"
         f"        return {where}(padding, {stop_gradient}(out), out)\n"
     )
 

@@ -81,5 +81,5 @@ def parity_cells(shell, cells, options: str = "") -> tuple[list, list]:
         printed.append(captured.stdout)
         # a cell that only builds modules compares nothing: they were copied across
         settled = rep.ok or (rep.verdict[0] == "empty" and rep.synchronised)
-        assert settled, (i, rep.summary(), captured.stdout[-2000:])
+        assert settled, (i, rep.summary(), [(r.name, r.status, r.max_abs) for r in rep.rows if r.status != "match"], rep.notes, captured.stdout[-300:])
     return reports, printed
