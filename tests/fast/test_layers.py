@@ -601,7 +601,7 @@ def test_embedding_init_written_out():
                     out = super().construct(ids)
                     if self.padding_idx is None:
                         return out
-                    padding = ops.expand_dims(ids == self.padding_idx, -1)
+                    padding = (ids == self.padding_idx).unsqueeze(-1)
                     return ops.where(padding, ops.stop_gradient(out), out)
 
             emb = PaddingEmbedding(10, 4, padding_idx=0, embedding_table=Normal(1.0))
@@ -633,7 +633,7 @@ def test_embedding_with_a_padding_index_in_a_class_body_is_defined_once_before_t
                     out = super().construct(ids)
                     if self.padding_idx is None:
                         return out
-                    padding = ops.expand_dims(ids == self.padding_idx, -1)
+                    padding = (ids == self.padding_idx).unsqueeze(-1)
                     return ops.where(padding, ops.stop_gradient(out), out)
 
             class Encoder(nn.Cell):
