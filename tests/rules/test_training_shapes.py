@@ -6,6 +6,8 @@ recurrent hidden state that is both input and output of the forward pass,
 optimizer and the data as parameters and are called from a later cell. Losses and trained
 weights must match PyTorch's."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -90,7 +92,8 @@ def test_recurrent_step_in_a_function_called_from_a_later_cell(parity_shell):
     code = reports[1].port.code
     assert "    def forward_fn(inputs, h, targets):\n" in code
     assert "            (loss, output, h), grads = grad_fn(inputs, h, targets)\n" in code
-    assert "grads = mindspore.ops.clip_by_global_norm(grads, clip)" in code
+    # mindspore.ops, or an alias of it an earlier cell of the shared shell imported
+    assert re.search(r"grads = [\w.]+\.clip_by_global_norm\(grads, clip\)", code), code
     assert not [f for f in reports[1].port.unsupported if f.rule_id.startswith("TRN")]
 
 
