@@ -301,26 +301,17 @@ def _from_pretrained(site):
             site.finding("EMB001", f"{name}=True has no MindSpore equivalent", comment=f"{name}= not ported")
             return None
     helper = site.define("embedding_from_pretrained", _from_pretrained_source(site))
-    args = [cst.Arg(_updated_arg(site, "embeddings"))]
+    args = [cst.Arg(site.updated_of(site.arg("embeddings").value))]
     freeze = site.arg("freeze")
     if freeze is not None:
         args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        args.append(cst.Arg(keyword=cst.Name("freeze"), value=_updated_arg(site, "freeze"),
+        args.append(cst.Arg(keyword=cst.Name("freeze"), value=site.updated_of(freeze.value),
                             equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                                   whitespace_after=cst.SimpleWhitespace(""))))
     new = cst.Call(func=cst.Name(helper), args=args)
     site.edit("EMB001", new, detail=f"nn.Embedding.from_pretrained -> {helper}(), a mindspore.nn.Embedding "
                                     "holding the rows (requires_grad off when frozen)")
     return new
-
-
-def _updated_arg(site, name: str):
-    """The ported value of the argument PyTorch calls ``name``."""
-    original = site.arg(name)
-    for (pname, arg, _), new in zip(site.bound(), site.updated.args):
-        if pname == name:
-            return new.value
-    return original.value
 
 
 api("torch.nn.Embedding.from_pretrained", rule="EMB001",
