@@ -95,6 +95,11 @@ class Method(ArgSpec):
     #: Port even when the receiver's kind is unknown: True, or fn(context) -> bool
     #: looking at the call's shape (argument count, keyword names).
     unambiguous: Union[bool, Callable[[Any], bool]] = False
+    #: A receiver of unknown kind that ``unambiguous`` did not settle is flagged at the
+    #: call: None decides by ``receiver`` (a tensor/module/optimizer method that is not
+    #: ``unambiguous``); True for a method ported by the call's shape where that shape is
+    #: PyTorch's, whose other calls still mean something else in MindSpore.
+    flag_unknown: Optional[bool] = None
     #: Simple rename of the method (``numpy`` -> ``asnumpy``).
     target: Optional[str] = None
     handler: Optional[Handler] = None

@@ -693,6 +693,8 @@ _TRAINING_STEP_METHODS = frozenset({"zero_grad", "step"})
 
 
 def _is_torch_only(m: S.Method) -> bool:
+    if m.flag_unknown is not None:
+        return m.flag_unknown
     return m.receiver in (S.TENSOR, S.MODULE, S.OPTIMIZER) and not m.unambiguous
 
 

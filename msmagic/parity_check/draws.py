@@ -30,6 +30,10 @@ __all__ = ["DrawReplay", "FACTORIES", "HostRandom", "is_host_generator", "random
 FACTORIES = ("randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm",
              "normal", "bernoulli", "multinomial", "poisson")
 
+#: the ``mindspore.ops`` function the port calls for a factory of another name
+#: (``torch.randperm(n)`` -> ``ops.shuffle(ops.arange(n))``)
+MS_NAMES = {"randperm": "shuffle"}
+
 #: recorded draws kept at most per step (bytes); later draws are not replayed
 MAX_BYTES = 1 << 28
 
@@ -163,9 +167,10 @@ class DrawReplay:
         import mindspore
         from mindspore import ops
 
-        originals = {name: getattr(ops, name) for name in self.queues if hasattr(ops, name)}
+        originals = {name: getattr(ops, MS_NAMES.get(name, name)) for name in self.queues
+                     if hasattr(ops, MS_NAMES.get(name, name))}
         for name, fn in originals.items():
-            setattr(ops, name, self._replayer(name, fn, statement))
+            setattr(ops, MS_NAMES.get(name, name), self._replayer(name, fn, statement))
         masks = bool(self.queues.get(DROPOUT))
         if masks:
             layer, function = mindspore.nn.Dropout.construct, ops.dropout
@@ -175,7 +180,7 @@ class DrawReplay:
             yield
         finally:
             for name, fn in originals.items():
-                setattr(ops, name, fn)
+                setattr(ops, MS_NAMES.get(name, name), fn)
             if masks:
                 mindspore.nn.Dropout.construct, ops.dropout = layer, function
             self.complete = (self.recorded > 0 and not self.dropped and self.stopped is None

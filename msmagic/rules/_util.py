@@ -8,21 +8,26 @@ import libcst as cst
 def pack_positional(call: cst.Call, start: int = 0) -> cst.Call:
     """``f(a, 2, 3, k=1)`` -> ``f(a, (2, 3), k=1)``: the positional arguments from index
     ``start`` on become one tuple (for PyTorch's ``*size`` varargs where MindSpore takes
-    a single shape). Unchanged when there is at most one such argument."""
+    a single shape); a spread ``f(*t.shape)`` becomes ``f((*t.shape,))``. Unchanged when
+    there is at most one plain such argument, or a ``**`` mapping."""
     args = list(call.args)
-    pos = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+    if any(a.star == "**" for a in args):
+        return call
+    pos = [i for i, a in enumerate(args) if a.keyword is None]
     packed = [i for i in pos if i >= start]
-    if len(packed) < 2:
+    spread = any(args[i].star == "*" for i in packed)
+    if len(packed) < 2 and not spread:
         return call
     first, last = packed[0], packed[-1]
-    elements = [
-        cst.Element(
-            value=args[i].value,
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i != last else cst.MaybeSentinel.DEFAULT,
-        )
-        for i in packed
-    ]
-    merged = cst.Arg(value=cst.Tuple(elements=elements), comma=args[last].comma)
+
+    def element(i):
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i != last else (
+            cst.Comma() if len(packed) == 1 else cst.MaybeSentinel.DEFAULT)
+        if args[i].star == "*":
+            return cst.StarredElement(value=args[i].value, comma=comma)
+        return cst.Element(value=args[i].value, comma=comma)
+
+    merged = cst.Arg(value=cst.Tuple(elements=[element(i) for i in packed]), comma=args[last].comma)
     return call.with_changes(args=[*args[:first], merged, *args[last + 1:]])
 
 

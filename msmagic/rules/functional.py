@@ -56,7 +56,9 @@ register(
     why="""
         ``ops.cat`` and ``ops.stack`` join tensors like PyTorch's, but their axis parameter
         is called ``axis`` and ``dim=`` raises. A positional axis needs no change. Both
-        accept a list or a tuple of tensors.
+        accept a list or a tuple of tensors. ``torch.roll``/``Tensor.roll`` move to
+        ``mindspore.numpy.roll(a, shift, axis)``: ``ops.roll`` and ``Tensor.roll`` exist but
+        the installed MindSpore has no CPU kernel for them ("The kernel Roll unregistered").
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference="r2.4.10/api_mapping/pytorch_diff/cat.md",
@@ -643,6 +645,30 @@ api("torch.cat", "mindspore.ops.cat", rule="FUN002", sig=("tensors", "dim"), ren
     unsupported={"out": "MindSpore functions return new tensors"}, returns=TENSOR)
 api("torch.stack", "mindspore.ops.stack", rule="FUN002", sig=("tensors", "dim"), rename={"dim": "axis"},
     unsupported={"out": "MindSpore functions return new tensors"}, returns=TENSOR)
+api("torch.roll", "mindspore.numpy.roll", rule="FUN002", sig=("input", "shifts", "dims"),
+    rename={"input": "a", "shifts": "shift", "dims": "axis"}, returns=TENSOR)
+
+
+def _roll_method(site):
+    """``x.roll(shifts, dims)`` -> ``mindspore.numpy.roll(x, shift, axis)``: the Roll kernel
+    behind ``Tensor.roll`` and ``ops.roll`` is missing on CPU (2.10)."""
+    args = []
+    for a in site.updated.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            name = {"shifts": "shift", "dims": "axis"}.get(a.keyword.value)
+            if name is None:
+                return None
+            a = a.with_changes(keyword=cst.Name(name))
+        args.append(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+    receiver = cst.Arg(site.receiver)
+    new = cst.Call(func=site.ref("mindspore.numpy.roll"), args=[receiver, *args])
+    site.edit("FUN002", new, detail="Tensor.roll -> mindspore.numpy.roll (no CPU Roll kernel)")
+    return new
+
+
+method("roll", "FUN002", sig=("shifts", "dims"), handler=_roll_method, returns=TENSOR)
 api("torch.mean", "mindspore.ops.mean", rule="FUN003", sig=("input", "dim", "keepdim"),
     rename={"input": "x", "dim": "axis", "keepdim": "keep_dims"},
     unsupported={"dtype": "ops.mean has no dtype; cast the input first",
@@ -1083,6 +1109,8 @@ api("torch.nn.CrossEntropyLoss", rule="FUN015",
 
 def _shape_factory(target: str, rule: str):
     def handler(site):
+        # a spread size (``*x.shape``) is packed first, so that the arguments can be bound
+        site.updated = pack_positional(site.updated)
         new = pack_positional(site.apply(func=site.ref(target)))
         site.edit(rule, new, detail=site.describe(f"-> {target}; size as one tuple"))
         return new
@@ -1284,6 +1312,93 @@ def _like_dtype(target: str):
 for _name in ("rand_like", "randn_like"):
     api(f"torch.{_name}", rule="FUN011", sig=("input",), random=True, handler=_like_dtype(f"mindspore.ops.{_name}"),
         returns=TENSOR, **_factory())
+def _normal(site):
+    """``torch.normal`` in its three forms: ``(mean, std, size)`` with numbers,
+    ``(mean_tensor, std=1.0)`` and ``(mean, std_tensor)``. MindSpore's ``ops.normal``
+    always takes the shape first: it is the size given, else the shape of whichever of
+    mean and std is the tensor (decided at run time when neither is a number literal)."""
+    new = site.apply(func=site.ref("mindspore.ops.normal"))
+    bound = arguments_of(new, ("mean", "std", "size"))
+    if bound is None or "mean" not in bound[0]:
+        site.finding("FUN011", "torch.normal's arguments fit none of its forms", comment="normal arguments not recognised")
+        return None
+    roles, rest = bound
+    mean, std = roles["mean"].value, roles["std"].value if "std" in roles else cst.Float("1.0")
+    tail = "".join(", " + site.code(a).strip().rstrip(",") for a in rest)
+    ops = site.code(new.func)
+    if "size" in roles:
+        text = f"{ops}({site.code(roles['size'].value)}, {site.code(mean)}, {site.code(std)}{tail})"
+    else:
+        number = lambda e: isinstance(site.literal(e, None), (int, float)) and not isinstance(site.literal(e, None), bool)  # noqa: E731
+        if number(mean) and number(std):
+            site.finding("FUN011", "torch.normal with two numbers needs size=", comment="normal without size")
+            return None
+        if number(mean) or number(std):
+            tensor, other = (std, mean) if number(mean) else (mean, std)
+            if _simple(tensor):
+                shape = f"{site.code(tensor)}.shape"
+                text = (f"{ops}({shape}, {site.code(mean)}, {site.code(std)}{tail})")
+            else:
+                shape = "s.shape" if number(mean) else "m.shape"
+                text = f"(lambda m, s: {ops}({shape}, m, s{tail}))({site.code(mean)}, {site.code(std)})"
+        else:
+            tensor_type = site.code(site.ref("mindspore.Tensor"))
+            text = (f"(lambda m, s: {ops}(m.shape if isinstance(m, {tensor_type}) else s.shape, m, s{tail}))"
+                    f"({site.code(mean)}, {site.code(std)})")
+    out = site.parse(text)
+    site.edit("FUN011", out, detail=site.describe("torch.normal -> mindspore.ops.normal(shape, mean, stddev)"))
+    return out
+
+
+def arguments_of(call: cst.Call, names: tuple):
+    """({name: Arg} for the leading parameters ``names``, [other Args]) of a call whose
+    positional arguments are those parameters in order; None with ``*args``/``**kwargs``."""
+    roles, rest = {}, []
+    positional = 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is None:
+            if positional >= len(names):
+                return None
+            roles[names[positional]] = a
+            positional += 1
+        elif a.keyword.value in names:
+            roles[a.keyword.value] = a
+        else:
+            rest.append(a)
+    return roles, rest
+
+
+api("torch.normal", rule="FUN011", sig=("mean", "std", "size"), handler=_normal, random=True,
+    returns=TENSOR, **_factory())
+
+
+def _randperm(site):
+    """``ops.randperm`` with its default ``seed=0`` returns the same permutation at every
+    call (2.10): ``ops.shuffle(ops.arange(n))`` draws a new one each time, like PyTorch."""
+    new = site.apply()
+    bound = arguments_of(new, ("n",))
+    if bound is None or "n" not in bound[0]:
+        return None
+    roles, rest = bound
+    dtype = next((a for a in rest if a.keyword is not None and a.keyword.value == "dtype"), None)
+    others = [a for a in rest if a is not dtype]
+    if others:
+        return None
+    n = site.code(roles["n"].value)
+    arange = site.code(site.ref("mindspore.ops.arange"))
+    text = f"{site.code(site.ref('mindspore.ops.shuffle'))}({arange}({n}))"
+    if dtype is not None:
+        text += f".astype({site.code(dtype.value)})"
+    out = site.parse(text)
+    site.edit("FUN011", out, detail=site.describe("torch.randperm(n) -> mindspore.ops.shuffle(mindspore.ops.arange(n))"))
+    return out
+
+
+api("torch.randperm", rule="FUN011", sig=("n",), handler=_randperm, random=True, returns=TENSOR, **_factory())
+
+
 api("torch.randint", rule="FUN011", sig=("low", "high", "size"), handler=_randint, random=True,
     returns=TENSOR, **_factory())
 api("torch.randint_like", rule="FUN011", sig=("input", "low", "high"), handler=_randint_like, random=True,

@@ -88,8 +88,18 @@ for _name in ("std", "var", "std_mean", "var_mean"):
         rename=dict(_STD_RENAME), values=dict(_STD_VALUES), defaults={"ddof": "1"},
         unsupported=dict(_STD_UNSUPPORTED), returns=None if _name.endswith("_mean") else TENSOR,
         handler=_with_pattern_check(f"torch.{_name}", "TBL001", f"mindspore.ops.{_name}"))
+def _torch_statistic_keywords(site) -> bool:
+    """``x.var(dim, keepdim=True)`` on a receiver the port cannot type: ``keepdim=``,
+    ``unbiased=``, ``correction=`` and ``dim=`` are PyTorch's spellings (NumPy's and
+    pandas' ``var``/``std`` take ``axis``/``keepdims``/``ddof``), so the receiver is a
+    tensor. Left as written, MindSpore 2.10 would fail lazily (no CPU ``Var`` kernel)."""
+    return any(a.keyword is not None and a.keyword.value in ("keepdim", "unbiased", "correction", "dim")
+               for a in site.original.args)
+
+
 for _name in ("std", "var"):
-    method(_name, "TBL001", receiver=TENSOR, sig=("dim", "unbiased", "keepdim"),
+    method(_name, "TBL001", receiver=TENSOR, sig=("dim", "unbiased", "keepdim"), unambiguous=_torch_statistic_keywords,
+           flag_unknown=True,
            ms_sig=("axis", "ddof", "keepdims"), rename=dict(_STD_RENAME), values=dict(_STD_VALUES),
            defaults={"ddof": "1"}, handler=_with_pattern_check(f"Tensor.{_name}", "TBL001"))
 

@@ -442,8 +442,8 @@ def _shape_like(node) -> bool:
 def _new_shaped(name: str, target: str):
     def handler(site):
         call, original = site.updated, site.original
-        if any(a.star for a in call.args):
-            site.finding(NEW_SHAPED, f"{name} with *args/**kwargs cannot be mapped", comment=f"{name} not ported")
+        if any(a.star == "**" or (a.star and a.keyword is not None) for a in call.args):
+            site.finding(NEW_SHAPED, f"{name} with **kwargs cannot be mapped", comment=f"{name} not ported")
             return None
         args, dtype = [], None
         for arg, orig in zip(call.args, original.args):
@@ -459,12 +459,13 @@ def _new_shaped(name: str, target: str):
                              comment=f"Tensor.{name} {key}= not ported")
                 return None
         recv = site.receiver
-        if name == "new" and len(args) == 1 and isinstance(args[0][1].value, (cst.List, cst.Tuple)):
+        spread = any(a.star for a, _ in args)  # ``w.new_zeros(*shape)``: the sizes spread out
+        if name == "new" and len(args) == 1 and not spread and isinstance(args[0][1].value, (cst.List, cst.Tuple)):
             new = cst.Call(func=site.ref("mindspore.Tensor"), args=[
                 cst.Arg(args[0][0].value), _kw("dtype", cst.Attribute(value=recv, attr=cst.Name("dtype")))])
             site.edit(NEW_SHAPED, new, detail="x.new(data) -> mindspore.Tensor(data, dtype=x.dtype)")
             return new
-        if name == "new" and len(args) == 1 and not _shape_like(args[0][1].value):
+        if name == "new" and len(args) == 1 and not spread and not _shape_like(args[0][1].value):
             site.finding(NEW_SHAPED, f"x.new({site.code(args[0][1].value).strip()}): a size (an int, a "
                          "torch.Size) or data (a list) depending on the value; write x.new_zeros(size) or "
                          "mindspore.Tensor(data, dtype=x.dtype)", comment="Tensor.new: size or data?")
@@ -473,7 +474,7 @@ def _new_shaped(name: str, target: str):
             if name != "new":
                 return None
             shape = cst.Tuple([cst.Element(cst.Integer("0"), comma=cst.Comma())])
-        elif len(args) == 1:
+        elif len(args) == 1 and not spread:
             shape = args[0][0].value
         else:
             shape = pack_positional(cst.Call(func=cst.Name("_"), args=[a for a, _ in args])).args[0].value

@@ -461,3 +461,61 @@ def test_smooth_l1_loss_function_averages_like_pytorch():
         "d = loss_of(x, t, beta=0.5)\n"
     ), "a", "b", "c", "d", rule="API001")
     assert run.ms_ns["a"].shape == () and run.ms_ns["b"].shape == ()
+
+
+def test_normal_and_randperm_forms_replayed():
+    """torch.normal in its three forms (tensor mean, tensor std, numbers with size=) and
+    torch.randperm, at top level and inside a function called in a loop: MindSpore draws
+    each one (ops.normal / ops.shuffle) and parity gives it PyTorch's values in order."""
+    src = HEAD + ("n_data = torch.ones(50, 2)\n"
+                  "a = torch.normal(2 * n_data, 1)\nb = torch.normal(n_data, 0.5)\n"
+                  "c = torch.normal(0.0, 1.0, size=(3, 4))\nd = torch.normal(mean=0.0, std=n_data)\n"
+                  "e = torch.normal(mean=n_data, std=n_data)\np = torch.randperm(10)\n"
+                  "def noisy(t, k):\n    return t + 0.1 * torch.normal(torch.zeros_like(t), torch.ones_like(t)), torch.randperm(k)\n"
+                  "acc = torch.zeros(50, 2)\nperms = []\n"
+                  "for _ in range(3):\n    out, perm = noisy(n_data, 7)\n    acc = acc + out\n    perms.append(perm)\n"
+                  "q = torch.stack(perms)\n")
+    run = check(src, *"abcdep", "acc", "q", rule="FUN011")
+    assert "randperm" not in run.port.code and "torch" not in run.port.code.replace("import mindspore", "")
+    assert run.row("q").torch_shape == (3, 7)
+
+
+def test_normal_and_randperm_draw_like_pytorch_without_parity():
+    """Unsynchronised (as in a plain MindSpore run): the port's draws have PyTorch's
+    distribution, dtype and shape, and randperm gives a fresh permutation each call
+    (ops.randperm with its default seed returns the same one every time)."""
+    import numpy as np
+    import mindspore as ms
+
+    r = msmagic.port(HEAD + "m = torch.full((20000,), 3.0)\na = torch.normal(m, 2.0)\n"
+                            "b = torch.normal(0.0, 0.5, size=(20000,))\n"
+                            "p1 = torch.randperm(12)\np2 = torch.randperm(12)\np3 = torch.randperm(12)\n")
+    ns = {}
+    exec(compile(r.code, "<port>", "exec"), ns)
+    a, b = ns["a"].asnumpy(), ns["b"].asnumpy()
+    assert ns["a"].dtype == ms.float32 and a.shape == (20000,)
+    assert abs(a.mean() - 3.0) < 0.1 and abs(a.std() - 2.0) < 0.1
+    assert abs(b.mean()) < 0.05 and abs(b.std() - 0.5) < 0.05
+    perms = [ns[k].asnumpy() for k in ("p1", "p2", "p3")]
+    assert all(sorted(p.tolist()) == list(range(12)) for p in perms) and ns["p1"].dtype == ms.int64
+    assert len({tuple(p) for p in perms}) > 1
+
+
+def test_roll_function_and_method():
+    src = X + ("a = torch.roll(x, 1, 1)\nb = torch.roll(x, shifts=2, dims=0)\nc = x.roll(1, -1)\n"
+               "d = x.roll(shifts=(1, 2), dims=(0, 2))\ne = torch.roll(x, 3)\n"
+               "def shift(t, k):\n    return t.roll(k, dims=1)\nf = shift(x, 2)\n")
+    run = check(src, *"abcdef", rule="FUN002")
+    assert "mindspore.numpy.roll" in run.port.code
+
+
+def test_spread_sizes_packed_into_one_shape():
+    """``torch.zeros(*x.size())`` (MindSpore's ops.zeros would take the second size for a
+    dtype) and ``w.new_zeros(*shape)``: the spread sizes become one tuple, at top level and
+    in a function given the tensor."""
+    src = X + ("a = torch.zeros(*x.size())\nb = torch.ones(2, *x.shape, dtype=torch.float64)\n"
+               "c = x.new_zeros(*x.shape)\nd = torch.empty(*x.shape).shape\n"
+               "def like(t):\n    return torch.zeros(*t.size()) + t.new_ones(*t.shape[1:])\ne = like(x)\n")
+    run = check(src, *"abcde", rule="FUN009")
+    assert "GEN003" not in run.port.code and "TNS007" not in run.port.code
+    assert run.row("b").torch_dtype == "torch.float64" and run.row("b").ms_dtype == "Float64"

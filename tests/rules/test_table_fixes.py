@@ -95,3 +95,37 @@ def test_var_and_std_run_on_cpu_under_gradients_and_in_float64():
         d = x.double().var(1, keepdim=True)
     """), "z", "loss", "gw", "d")
     assert "var(axis=1, ddof=1)" in run.port.code
+
+
+def test_var_with_torch_keywords_on_an_untyped_receiver():
+    """A hand-written BatchNorm (a plain class, makemore's) gets ``x`` from a loop over
+    layers: the port cannot type it, but ``keepdim=`` is PyTorch's spelling, so the call
+    is ported (left as written, MindSpore fails lazily: no CPU Var kernel). Without such a
+    keyword the call stays flagged."""
+    run = check(src("""
+        import torch
+        class BatchNorm1d:
+            def __init__(self, dim, eps=1e-5):
+                self.eps = eps
+                self.gamma = torch.ones(dim)
+                self.beta = torch.zeros(dim)
+            def __call__(self, x):
+                xmean = x.mean(0, keepdim=True)
+                xvar = x.var(0, keepdim=True)
+                self.out = self.gamma * (x - xmean) / torch.sqrt(xvar + self.eps) + self.beta
+                return self.out
+        class Scale:
+            def __call__(self, x):
+                return x * 2
+        layers = [Scale(), BatchNorm1d(4)]
+        x = torch.linspace(-1, 2, 24).reshape(6, 4) ** 2
+        for layer in layers:
+            x = layer(x)
+        spread = x.std(dim=1, unbiased=False)
+    """), "x", "spread", rule="TBL001")
+    assert "x.var(0, keepdims=True, ddof=1)" in run.port.code
+    r = msmagic.port(src("""
+        def stat(v):
+            return v.var(0)
+    """).replace("def", "import torch\ndef", 1))
+    assert [f.rule_id for f in r.unsupported] == ["GEN002"]
