@@ -1152,6 +1152,30 @@ def _backward_target(ctx, stmt) -> Optional[_Target]:
     return None
 
 
+def leaf_grads_read(ctx, rest, leaves: set) -> bool:
+    """Is a leaf's ``.grad`` read in ``rest`` (the block from the backward on), in the
+    statements after the enclosing ones, or in the cell's statement holding them?"""
+    later = list(rest)
+    for depth in range(len(ctx.blocks)):
+        later += ctx.siblings(depth)[1]
+    texts = [_code(s) for s in later]
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}\.grad\b", t) for name in leaves for t in texts)
+
+
+def _steps_after(body, index: int) -> bool:
+    """Does an ``optimizer.step()`` statement follow statement ``index`` of ``body``,
+    before another ``backward()`` (the step this backward's gradients are for)?"""
+    for s in body[index + 1:]:
+        if (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+                and isinstance(s.body[0].value, cst.Call) and isinstance(s.body[0].value.func, cst.Attribute)):
+            method = s.body[0].value.func.attr.value
+            if method == "step" and not s.body[0].value.args:
+                return True
+            if method == "backward":
+                return False
+    return False
+
+
 def _port_backward(ctx, original, updated):
     found = _backward_target(ctx, original)
     if found is None:
@@ -1163,6 +1187,9 @@ def _port_backward(ctx, original, updated):
     if not plan.params:
         _no_leaf(ctx, original, found, plan)
         return None  # no requires_grad tensor in sight: a training step (other rules)
+    body, index = ctx.blocks[-1]
+    if _steps_after(body, index) and not leaf_grads_read(ctx, body[index:], set(plan.params)):
+        return None  # an optimizer steps on it and no leaf's .grad is read: a training step (TRN001)
     comment = f"{target}.backward() not ported"
     st = _state(ctx)
     st.unknown.update(plan.params)  # until the backward is ported below

@@ -32,7 +32,8 @@ from msmagic.engine import build as B
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.autograd import (
-    earlier_leaves, grads_read_after, list_loop_ported, list_marks, next_seq, rederive, seq_of, slice_reads,
+    earlier_leaves, grads_read_after, leaf_grads_read, list_loop_ported, list_marks, next_seq, rederive, seq_of,
+    slice_reads,
 )
 from msmagic.rules.registry import register
 
@@ -923,6 +924,27 @@ def _grad_of(node, param) -> bool:
     return text in (f"{param}.grad", f"{param}.grad.data")
 
 
+def _update_of(small, param: str) -> Optional[tuple]:
+    """("+" or "-", the amount, its ``alpha=`` factor or None) for an in-place update of ``param`` from its gradient:
+    ``p -= lr * p.grad``, ``p.data += ...``, ``p.data.add_(-lr * p.grad)``,
+    ``p.sub_(p.grad, alpha=lr)``; None for anything else."""
+    if isinstance(small, cst.AugAssign) and isinstance(small.operator, (cst.SubtractAssign, cst.AddAssign)) \
+            and _code(small.target).strip() in (param, f"{param}.data"):
+        return ("-" if isinstance(small.operator, cst.SubtractAssign) else "+"), small.value, None
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    call = small.value
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ("add_", "sub_")
+            and _code(func.value).strip() in (param, f"{param}.data")):
+        return None
+    args = [a for a in call.args if a.keyword is None]
+    alpha = [a for a in call.args if a.keyword is not None and a.keyword.value == "alpha"]
+    if len(args) != 1 or len(args) + len(alpha) != len(call.args) or args[0].star:
+        return None
+    return ("-" if func.attr.value == "sub_" else "+"), args[0].value, alpha[0].value if alpha else None
+
+
 def _update_loop(ctx, stmt) -> Optional[tuple]:
     """(module, param, zeroes) for ``for p in model.parameters():`` whose body only
     updates ``p`` in place from ``p.grad`` and resets ``p.grad``; None otherwise."""
@@ -938,9 +960,9 @@ def _update_loop(ctx, stmt) -> Optional[tuple]:
             return None
         for small in line.body:
             text = _code(small).strip().replace(" ", "")
-            if isinstance(small, cst.AugAssign) and isinstance(small.operator, (cst.SubtractAssign, cst.AddAssign)) \
-                    and _code(small.target).strip() in (param, f"{param}.data"):
-                rest = re.sub(rf"(?<![\w.]){param}\.grad(\.data)?(?![\w.])", "", _code(small.value))
+            update = _update_of(small, param)
+            if update is not None:
+                rest = re.sub(rf"(?<![\w.]){param}\.grad(\.data)?(?![\w.])", "", _code(update[1]))
                 if ".grad" in rest or re.search(rf"(?<![\w.]){param}(?![\w])", rest):
                     return None
                 updates += 1
@@ -1103,8 +1125,13 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
         bound, read = _bound_read(ctx, stmts[i])
         fbound |= bound
         fread |= read
-    p.grd = bool(_leaves(ctx, stmts)) and any(
+    leaves = _leaves(ctx, stmts)
+    p.grd = bool(leaves) and any(
         _reaches_leaf(ctx, stmts, p, i) for i, r in p.index.items() if r == "backward")
+    if p.grd and steps and not leaf_grads_read(ctx, stmts[first_back:], leaves):
+        # an optimizer steps, and no later statement reads a leaf's .grad (a GAN's noise
+        # made with requires_grad=True): the step needs only the parameters' gradients
+        p.grd = False
     if not p.grd and ctx.functions and not steps:  # w.grad read after: w is differentiated (GRD)
         p.grd = bool(set(grads_read_after(ctx, stmts[last_back + 1:])) & (fread | set().union(
             *(_names(c.func.value, ast.Load) for c in p.backs))))
@@ -1435,19 +1462,32 @@ def _manual_loop(ctx, m, loop, module, grads):
     name = ctx.fresh_name(f"{m.param}_grad")
     assign = _code(ctx.ref("mindspore.ops.assign")).strip()
     lines = []
-    for line in loop.body.body:
+    originals = list(m.loop.body.body)
+    if len(originals) != len(loop.body.body):
+        originals = list(loop.body.body)
+    for line, original in zip(loop.body.body, originals):
         smalls = []
-        for small in line.body:
-            if not isinstance(small, cst.AugAssign):
+        for small in (original.body if len(original.body) == len(line.body) else line.body):
+            # read from the original statement (another rule may have rewritten the
+            # in-place call), its amounts as ported
+            update = _update_of(small, m.param)
+            if update is None:
                 continue  # p.grad.zero_() / p.grad = None
-            value = small.value.visit(_GradToName(m.param, name))
+            op, value, alpha = update
+            value = ctx.updated_of(value).visit(_GradToName(m.param, name))
+            if alpha is not None:
+                value = build_expression(f"({_code(ctx.updated_of(alpha)).strip()}) * ({_code(value).strip()})")
             text = _code(value).strip()
             if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float)):
                 text = f"({text})"
-            op = "-" if isinstance(small.operator, cst.SubtractAssign) else "+"
             smalls.append(cst.Expr(build_expression(f"{assign}({m.param}, {m.param} {op} {text})")))
         if smalls:
-            lines.append(line.with_changes(body=smalls))
+            tw = line.trailing_whitespace
+            if tw.comment is not None and "# msmagic:" in tw.comment.value:  # notes on the replaced update
+                own = tw.comment.value.split("# msmagic:")[0].rstrip()
+                tw = tw.with_changes(comment=cst.Comment(own) if own else None,
+                                     whitespace=tw.whitespace if own else cst.SimpleWhitespace(""))
+            lines.append(line.with_changes(body=smalls, trailing_whitespace=tw))
     new = loop.with_changes(
         target=build_expression(f"({m.param}, {name})").with_changes(lpar=[], rpar=[]),
         iter=build_expression(f"zip({module}.trainable_params(), {grads})"),
@@ -1509,7 +1549,7 @@ def _training_step(ctx, original, updated):
         loop_j, *zero_js = found
         replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], module, step.grads)
         drop.update(zero_js)
-        _forget(ctx, [m.loop.iter, *m.zero_calls])
+        _forget(ctx, [m.loop.iter, m.loop.body, *m.zero_calls])
         built.append((p, step, None))
     elif p.inspect is not None:
         recv = _code(ctx.updated_of(p.inspect.receiver)).strip()
@@ -1551,10 +1591,12 @@ def _training_step(ctx, original, updated):
         firsts[first] = (seg, step, opt)
     origin = {j: i for i, j in where.items()}
     # a step in a function's own body whose optimizer (or module) the function binds, a
-    # parameter say: its definitions go inside the function, where that name exists
-    in_function = isinstance(original, cst.FunctionDef) and (p.inspect is not None or any(
-        B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
-        for root in _roots(built, p, ctx)))
+    # parameter say, or in a loop that binds it (``for net, opt in zip(nets, opts)``):
+    # its definitions go inside, where that name exists
+    in_function = (isinstance(original, cst.FunctionDef) and p.inspect is not None) or (
+        isinstance(original, (cst.FunctionDef, cst.For, cst.While)) and any(
+            B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
+            for root in _roots(built, p, ctx)))
     out = []
     for j, u in enumerate(new_body):
         i = origin.get(j)

@@ -171,6 +171,38 @@ def test_manual_sgd_over_the_parameters(update):
     assert run.torch_ns["losses"][-1] < run.torch_ns["losses"][0]
 
 
+@pytest.mark.parametrize("update", [
+    "    for param in model.parameters():\n        param.data.add_(-lr * param.grad)\n",
+    "    with torch.no_grad():\n        for param in model.parameters():\n            param.sub_(param.grad, alpha=lr)\n",
+])
+@pytest.mark.parametrize("where", ["top", "function"])
+def test_manual_update_with_add_and_sub_methods(update, where):
+    """PyTorch's regression example updates with ``param.data.add_(-0.1 * param.grad)``
+    after ``fc.zero_grad()`` at the top of the loop; ``sub_(grad, alpha=lr)`` is the other
+    spelling. Both are the hand-written SGD step, at top level or in a function given the model."""
+    body = src("""
+        for epoch in range(5):
+            model.zero_grad()
+            loss = nn.functional.cross_entropy(model(X), y)
+            loss.backward()
+        UPDATE
+            losses.append(loss.item())
+    """).replace("UPDATE\n", update)
+    if where == "function":
+        body = "def fit(model, lr):\n" + "".join("    " + ln + "\n" for ln in body.splitlines()) + "fit(model, lr)\n"
+    source = DATA + src("""
+        model = nn.Sequential(nn.Linear(2, 6), nn.Tanh(), nn.Linear(6, 3))
+        lr = 0.2
+        losses = []
+    """) + body
+    run = _run(source)
+    assert "mindspore.ops.assign(param, param " in run.port.code, run.port.code
+    assert ".grad" not in run.port.code.replace("param_grad", "") and "msmagic:" not in run.port.code[len(DATA):]
+    assert "TRN001" in rules(run) and not _trn(run)
+    _trained_alike(run, "losses")
+    assert run.torch_ns["losses"][-1] < run.torch_ns["losses"][0]
+
+
 def test_steps_without_backward_are_no_ops_in_a_scheduler_demo():
     run = _run(src("""
         import torch

@@ -98,3 +98,94 @@ def test_gan_notebook_cell_by_cell_in_one_shell(ip, tmp_path):
     np.testing.assert_allclose(shadow["samples"].asnumpy(), to_numpy(ip.user_ns["samples"]), rtol=1e-5, atol=1e-5)
     assert (tmp_path / "G.ckpt").exists()
     assert ip.user_ns["g_losses"] != ip.user_ns["d_losses"]
+
+
+MORVAN_GAN = [
+    src("""
+        import torch
+        import torch.nn as nn
+        G = nn.Sequential(nn.Linear(5, 16), nn.ReLU(), nn.Linear(16, 8))
+        D = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1), nn.Sigmoid())
+        opt_D = torch.optim.Adam(D.parameters(), lr=0.0001)
+        opt_G = torch.optim.Adam(G.parameters(), lr=0.0001)
+        def artist_works():
+            return torch.linspace(-1, 1, 8).repeat(6, 1) * 2
+    """),
+    src("""
+        for step in range(4):
+            artist_paintings = artist_works()
+            G_ideas = torch.randn(6, 5, requires_grad=True)  # the noise asks for a gradient nobody reads
+            G_paintings = G(G_ideas)
+            prob_artist1 = D(G_paintings)
+            G_loss = torch.mean(torch.log(1. - prob_artist1))
+            opt_G.zero_grad()
+            G_loss.backward()
+            opt_G.step()
+
+            prob_artist0 = D(artist_paintings)
+            prob_artist1 = D(G_paintings.detach())
+            D_loss = - torch.mean(torch.log(prob_artist0) + torch.log(1. - prob_artist1))
+            opt_D.zero_grad()
+            D_loss.backward(retain_graph=True)
+            opt_D.step()
+    """),
+]
+
+
+def test_gan_with_requires_grad_noise_is_a_training_step(ip):
+    """Morvan's GAN draws its noise with ``requires_grad=True`` and reads no ``.grad``: the
+    two optimizer steps are ported as training steps (not as a gradient of the noise)
+    and both models train as in PyTorch."""
+    reports, _ = parity_cells(ip, MORVAN_GAN)
+    train = reports[1]
+    assert "TRN007" in train.port.rule_ids and not train.port.unsupported, train.port.code
+    for name in ("G_loss", "D_loss", "G.0.weight", "D.2.bias"):
+        assert train.row(name).status == "match", train.summary()
+
+
+OPTIMIZER_ZOO = [
+    src("""
+        import torch
+        import torch.nn as nn
+        x = torch.linspace(-1, 1, 32).reshape(32, 1)
+        y = x.pow(2)
+        nets = [nn.Sequential(nn.Linear(1, 8), nn.ReLU(), nn.Linear(8, 1)) for _ in range(3)]
+        optimizers = [torch.optim.SGD(nets[0].parameters(), lr=0.05),
+                      torch.optim.SGD(nets[1].parameters(), lr=0.05, momentum=0.8),
+                      torch.optim.Adam(nets[2].parameters(), lr=0.01, betas=(0.9, 0.99))]
+        loss_func = nn.MSELoss()
+        losses_his = [[], [], []]
+    """),
+    src("""
+        def train(epochs):
+            for epoch in range(epochs):
+                for net, opt, l_his in zip(nets, optimizers, losses_his):
+                    output = net(x)
+                    loss = loss_func(output, y)
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    l_his.append(loss.item())
+        train(3)
+        for net, opt in zip(nets, optimizers):
+            opt.zero_grad()
+            loss_func(net(x), y).backward()
+            opt.step()
+        final = [net(x) for net in nets]
+    """),
+    src("""
+        hist = torch.tensor(losses_his)
+    """),
+]
+
+
+def test_optimizer_bound_by_the_loop_that_steps_it(ip):
+    """Morvan's optimizer comparison: ``for net, opt, l_his in zip(nets, optimizers,
+    losses_his)``: the optimizer is the loop's own variable, so the forward function and
+    value_and_grad are made inside that loop (in a function and at top level)."""
+    reports, _ = parity_cells(ip, OPTIMIZER_ZOO)
+    train = reports[1]
+    assert not train.port.unsupported, train.port.code
+    assert "opt.parameters" in train.port.code
+    assert train.row("final").status == "match", train.summary()
+    assert reports[2].row("hist").status == "match" and reports[2].row("hist").torch_shape == (3, 3)
