@@ -2453,14 +2453,29 @@ def _bindings(ctx) -> tuple[dict, dict]:
                 for small in n.body:
                     if isinstance(small, cst.Assign):
                         for t in small.targets:
-                            if isinstance(t.target, cst.Name):
-                                binds.setdefault(t.target.value, []).append((len(positions), False, small.value))
+                            for name, value in _unpacked(t.target, small.value):
+                                binds.setdefault(name, []).append((len(positions), False, value))
                     elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
                         binds.setdefault(small.target.value, []).append((len(positions), True, small.value))
                 continue
             stack.extend(reversed([c for c in child_nodes(n) if isinstance(c, _BLOCKS)]))
         memo["bindings"] = (positions, binds)
     return memo["bindings"]
+
+
+def _unpacked(target, value) -> list:
+    """(name, value or None when unknown) for each name an assignment target binds:
+    ``loss, n = loss.item(), len(X)`` binds ``loss`` to ``loss.item()``."""
+    if isinstance(target, cst.Name):
+        return [(target.value, value)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        elements = [e.value for e in target.elements]
+        values = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) and not any(
+            isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)) else None
+        if values is not None and len(values) == len(elements):
+            return [pair for e, v in zip(elements, values) for pair in _unpacked(e, v)]
+        return [pair for e in elements for pair in _unpacked(e, None)]
+    return []
 
 
 _BLOCKS = (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.IndentedBlock, cst.SimpleStatementSuite,
@@ -2514,7 +2529,7 @@ def _tensorish(ctx, node, depth: int = 0) -> Optional[bool]:
             return None
         last = max(k for k, b in enumerate(found) if not b[1]) if any(not b[1] for b in found) else -1
         values = [b[2] for b in found[max(last, 0):]]
-        verdicts = [_tensorish(ctx, v, depth + 1) for v in values]
+        verdicts = [None if v is None else _tensorish(ctx, v, depth + 1) for v in values]
         if True in verdicts:
             return True
         return False if verdicts and all(v is False for v in verdicts) else None

@@ -240,6 +240,29 @@ def test_format_specs_print_the_same_text():
         assert run.torch_ns[name] == run.ms_ns[name], (run.torch_ns[name], run.ms_ns[name])
 
 
+def test_format_spec_of_a_name_rebound_to_a_number_by_tuple_assignment():
+    """The official quickstart: ``loss, current = loss.item(), (batch + 1) * len(X)`` then
+    ``f"{loss:>7f}"``: loss is a float there, so it is formatted as it is (a ``.item()``
+    added on it fails: 'float' object has no attribute 'item')."""
+    run = _run(DATA + src("""
+        model = nn.Linear(2, 3)
+        lines = []
+        def train(model, X, y):
+            for batch in range(3):
+                loss = nn.functional.cross_entropy(model(X), y)
+                if batch % 2 == 0:
+                    loss, current = loss.item(), (batch + 1) * len(X)
+                    lines.append(f"loss: {loss:>8.3f}  [{current:>5d}]")
+        train(model, X, y)
+        loss = nn.functional.cross_entropy(model(X), y)
+        first, (value, n) = loss, (loss.item(), 2)
+        more = f"{first:.3f} {value:.3f} {n:d}"
+    """))
+    assert "{loss:>8.3f}" in run.port.code and "{value:.3f}" in run.port.code
+    for name in ("lines", "more"):
+        assert run.torch_ns[name] == run.ms_ns[name], (run.torch_ns[name], run.ms_ns[name])
+
+
 def test_format_specs_of_values_the_port_cannot_type():
     # udacity intro part 5: "Test Loss: {:.3f}".format(test_losses[-1]) with a list of
     # tensors, a function's parameters, a self-documenting field and format(); values the
