@@ -205,8 +205,8 @@ class MsMagic(Magics, Configurable):
         type=float,
         default=None,
         metavar="FLOAT",
-        help="Relative tolerance: a value matches when |Δ| <= atol + rtol*|PyTorch value| "
-        "(default 1e-5).",
+        help="Relative tolerance: a value matches when |Δ| <= atol + rtol*|PyTorch value|, "
+        "at least the RMS magnitude of a float tensor (default 1e-5).",
     )
     @argument("--atol", type=float, default=None, metavar="FLOAT",
               help="Absolute tolerance (default 1e-5, what torch.testing allows float32).")

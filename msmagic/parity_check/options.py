@@ -40,7 +40,9 @@ class ParityOptions:
 
     ``device``: CPU, GPU or Ascend (None: CPU). ``rtol``/``atol``: a value matches when
     ``|Δ| <= atol + rtol * |PyTorch value|`` (atol 1e-5 is what
-    ``torch.testing.assert_close`` allows float32 values). ``seed``: seed Python, NumPy,
+    ``torch.testing.assert_close`` allows float32 values), where for an element of a
+    floating-point tensor ``|PyTorch value|`` is at least the tensor's RMS magnitude (the
+    rounding error of a sum of products scales with what was summed). ``seed``: seed Python, NumPy,
     PyTorch and MindSpore first: an integer from 0 to 2**32 - 1, the range NumPy and
     MindSpore accept. ``timeout``: seconds each side may run, more than 0 and at most
     :data:`MAX_TIMEOUT`; ``math.inf`` (``--timeout inf``) means no limit and is kept as
