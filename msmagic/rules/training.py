@@ -339,7 +339,13 @@ register(
         otherwise the block is flagged (TRN004). A helper such as ``reset_grad()`` whose
         body only calls ``zero_grad()`` counts as a zero_grad where it is called, and its
         body becomes ``pass``: MindSpore's gradients are fresh values, there is nothing to
-        clear.
+        clear. Two models trained side by side in the other common shape (both
+        optimizers' ``zero_grad()``, then both ``backward()`` calls, then both ``step()``
+        calls) become one forward function returning the sum of the losses and one
+        ``value_and_grad`` over all the optimizers' parameters; each optimizer is given its
+        share of the gradients (``grads[:len(opt_a.parameters)]``). That is what PyTorch
+        computed: each ``backward()`` added its loss's gradients, so every parameter held
+        the gradient of the sum.
     """,
     seed=SEED + " › Optimizer Execution and Usage Differences",
     example="""
@@ -553,6 +559,9 @@ class _Plan:
     grad_reads: list = field(default_factory=list)
     #: no step: the gradients of a function's own body are computed to be read
     inspect: Optional["_Inspect"] = None
+    #: several optimizers zeroed, then every backward, then each optimizer's step (two
+    #: models trained side by side): the statement indices of the steps, in order
+    joint: list = field(default_factory=list)
 
     def position(self, call) -> Optional[int]:
         """Index of the statement whose call (with a role) is ``call``."""
@@ -1251,6 +1260,9 @@ def _several_steps(ctx, stmts, p, step_at: list, top: bool) -> _Plan:
         p.problem = (p.backs[0], "several optimizer.step() calls at the top level of a cell: put the "
                      "steps in a loop or function body", _STEP_COMMENT)
         return p
+    joint = _joint(ctx, stmts, p, step_at)
+    if joint is not None:
+        return joint
     segments, lo = [], 0
     for at in step_at:
         seg = _plan(ctx, stmts[lo:at + 1])
@@ -1275,6 +1287,45 @@ def _several_steps(ctx, stmts, p, step_at: list, top: bool) -> _Plan:
     p.step = segments[0].step
     p.rewrite = True
     return p
+
+
+def _joint(ctx, stmts, p, step_at: list) -> Optional[_Plan]:
+    """Two models trained side by side: ``opt_a.zero_grad(); opt_b.zero_grad();
+    loss_a.backward(); loss_b.backward(); opt_a.step(); opt_b.step()``. Each optimizer
+    then steps on the gradients of the sum of the losses (what the backward calls
+    accumulated) with respect to its own parameters: one forward function returning the
+    sum, one value_and_grad over all the optimizers' parameters, each step given its
+    share. The shape: every zero_grad() before the first backward(), every step() after
+    the last, each stepped optimizer zeroed once and no other. None for any other shape."""
+    zeros = sorted(i for i, r in p.index.items() if r == "zero")
+    backs = sorted(i for i, r in p.index.items() if r == "backward")
+    if not zeros or p.clips or not backs or max(zeros) > min(backs) or max(backs) > min(step_at):
+        return None
+    if any(not isinstance(p.calls[i].func, cst.Attribute) or p.calls[i].args for i in [*zeros, *step_at]):
+        return None
+    stepped = [_callee(p.calls[i]) for i in step_at]
+    zeroed = [_callee(p.calls[i]) for i in zeros]
+    if len(set(stepped)) != len(stepped) or sorted(zeroed) != sorted(stepped):
+        return None
+    if any(i not in p.index for i in range(min(step_at), max(step_at) + 1)):
+        return None  # something runs between the steps
+    # the block without the other zero_grad()s and steps is a training step of one optimizer
+    extra = set(zeros[1:]) | set(step_at[:-1])
+    keep = [i for i in range(len(stmts)) if i not in extra]
+    one = _plan(ctx, [stmts[i] for i in keep])
+    if one.problem or not one.rewrite or one.manual is not None or one.grd or one.segments:
+        return None
+    one.index = {keep[k]: r for k, r in one.index.items()}
+    one.calls = {keep[k]: c for k, c in one.calls.items()}
+    one.forward = [keep[k] for k in one.forward]
+    one.between = [keep[k] for k in one.between]
+    one.grad_reads = [keep[k] for k in one.grad_reads]
+    for i in extra:
+        one.index[i] = p.index[i]
+        one.calls[i] = p.calls[i]
+    one.joint = list(step_at)
+    one.backs = p.backs
+    return one
 
 
 def _shifted(seg: _Plan, lo: int) -> _Plan:
@@ -1573,13 +1624,20 @@ def _training_step(ctx, original, updated):
         for seg in p.segments or [p]:
             step_i = next(i for i, r in seg.index.items() if r == "step")
             opt = _code(new_body[where[step_i]].body[0].value.func.value).strip()
+            if p.joint:
+                joint = [_code(new_body[where[i]].body[0].value.func.value).strip() for i in p.joint]
+                weights = "(" + ", ".join(f"*{o}.parameters" for o in joint) + ")"
             lines = [new_body[where[i]] for i in seg.forward]
             if lines:  # blank lines above the forward pass stay in the loop, comments move with it
                 lead = list(lines[0].leading_lines)
                 k = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
                 lines[0] = lines[0].with_changes(leading_lines=lead[k:])
                 blank[seg.forward[0]] = lead[:k]
-            step = _build(ctx, seg, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
+            if p.joint:
+                step = _build(ctx, seg, stmts, lines, varying, weights,
+                              f"{', '.join(joint)} step on their shares of grads")
+            else:
+                step = _build(ctx, seg, stmts, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
             built.append((seg, step, opt))
     # the loop body
     _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
@@ -1634,10 +1692,17 @@ def _training_step(ctx, original, updated):
         elif role == "clip":
             out.append(_clip(ctx, stmts[i], u, step.grads).with_changes(leading_lines=u.leading_lines))
         elif role == "step":
-            new_step = _stmt(f"{opt}({step.grads})\n").with_changes(
+            given = step.grads
+            if p.joint:
+                opt = _code(u.body[0].value.func.value).strip()
+                k = p.joint.index(i)
+                lens = [f"len({o}.parameters)" for o in joint]
+                lo, hi = " + ".join(lens[:k]), " + ".join(lens[:k + 1])
+                given = f"{step.grads}[{lo}:{hi if k + 1 < len(joint) else ''}]"
+            new_step = _stmt(f"{opt}({given})\n").with_changes(
                 leading_lines=u.leading_lines, trailing_whitespace=u.trailing_whitespace)
             ctx.edit("TRN001", new_step, node=seg.calls[i], api="optimizer.step()",
-                     detail=f"{opt}.step() -> {opt}({step.grads})")
+                     detail=f"{opt}.step() -> {opt}({given})")
             out.append(new_step)
         else:
             out.append(u)
@@ -1646,6 +1711,10 @@ def _training_step(ctx, original, updated):
         _log(ctx, seg, step)
         if not in_function:
             defs += [step.fn.with_changes(leading_lines=()) if not defs else step.fn, step.gfn]
+    if p.joint:
+        ctx.edit("TRN007", None, node=p.calls[p.joint[1]], api="optimizer.step()",
+                 detail=f"{len(p.joint)} optimizers zeroed, then every backward(), then each step(): one "
+                        "forward function returning the summed losses, each optimizer given its share")
     if len(built) > 1:
         ctx.edit("TRN007", None, node=p.backs[1], api="optimizer.step()",
                  detail=f"{len(built)} optimizer steps in one block: one forward function and "
@@ -1663,6 +1732,7 @@ def _roots(built, p, ctx) -> set:
     """The names the value_and_grad of the built steps reads: each optimizer's (or, for a
     hand-written update, the module's) leading name."""
     texts = [opt for _, _, opt in built if opt]
+    texts += [_callee(p.calls[i]) for i in p.joint]
     if p.manual is not None:
         texts.append(_code(ctx.updated_of(p.manual.module)).strip())
     return {t.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0] for t in texts}

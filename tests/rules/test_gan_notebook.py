@@ -189,3 +189,65 @@ def test_optimizer_bound_by_the_loop_that_steps_it(ip):
     assert "opt.parameters" in train.port.code
     assert train.row("final").status == "match", train.summary()
     assert reports[2].row("hist").status == "match" and reports[2].row("hist").torch_shape == (3, 3)
+
+
+SIDE_BY_SIDE = [
+    src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(1)
+        x = torch.unsqueeze(torch.linspace(-1, 1, 20), 1)
+        y = x + 0.3 * torch.normal(torch.zeros(20, 1), torch.ones(20, 1))
+        net_overfitting = nn.Sequential(nn.Linear(1, 32), nn.ReLU(), nn.Linear(32, 1))
+        net_dropped = nn.Sequential(nn.Linear(1, 32), nn.Dropout(0.5), nn.ReLU(), nn.Linear(32, 1))
+        optimizer_ofit = torch.optim.Adam(net_overfitting.parameters(), lr=0.01)
+        optimizer_drop = torch.optim.SGD(net_dropped.parameters(), lr=0.1, momentum=0.5)
+        loss_func = torch.nn.MSELoss()
+    """),
+    src("""
+        def fit(steps, net_a, net_b, opt_a, opt_b):
+            history = []
+            for t in range(steps):
+                pred_a = net_a(x)
+                pred_b = net_b(x)
+                loss_a = loss_func(pred_a, y)
+                loss_b = loss_func(pred_b, y)
+                opt_a.zero_grad()
+                opt_b.zero_grad()
+                loss_a.backward()
+                loss_b.backward()
+                opt_a.step()
+                opt_b.step()
+                history.append((loss_a.item(), loss_b.item()))
+            return history
+        history = fit(5, net_overfitting, net_dropped, optimizer_ofit, optimizer_drop)
+        for t in range(3):
+            pred_ofit = net_overfitting(x)
+            pred_drop = net_dropped(x)
+            loss_ofit = loss_func(pred_ofit, y)
+            loss_drop = loss_func(pred_drop, y)
+            optimizer_ofit.zero_grad()
+            optimizer_drop.zero_grad()
+            loss_ofit.backward()
+            loss_drop.backward()
+            optimizer_ofit.step()
+            optimizer_drop.step()
+        net_overfitting.eval()
+        net_dropped.eval()
+        final = (net_overfitting(x), net_dropped(x))
+    """),
+]
+
+
+def test_two_models_trained_side_by_side_in_one_block(ip):
+    """Morvan's dropout comparison zeroes both optimizers, runs both backward() calls,
+    then steps both: each optimizer steps on the gradient of the summed losses with
+    respect to its own parameters (what PyTorch accumulated), at top level and in a
+    function given the models and optimizers; dropout masks replayed."""
+    reports, _ = parity_cells(ip, SIDE_BY_SIDE)
+    train = reports[1]
+    assert not train.port.unsupported, train.port.code
+    assert "(*opt_a.parameters, *opt_b.parameters)" in train.port.code and "TRN007" in train.port.rule_ids
+    assert "[len(optimizer_ofit.parameters):])" in train.port.code and "opt_a(grads[:len(opt_a.parameters)])" in train.port.code
+    for name in ("history", "final", "loss_ofit", "loss_drop"):
+        assert train.row(name).status == "match", train.summary()
