@@ -385,6 +385,24 @@ def _in_type_call(site) -> bool:
             and any(a.value is site.original for a in call.args))
 
 
+def _mapped_over_data(site) -> bool:
+    """``map(torch.LongTensor, zip(*batch))``: the typed constructor applied to each tuple
+    ``zip`` yields (or each list of a list display / comprehension): data, never a size."""
+    calls = site.enclosing_calls
+    if not calls:
+        return False
+    call = calls[-1]
+    if not (isinstance(call.func, cst.Name) and call.func.value == "map" and len(call.args) == 2
+            and call.args[0].value is site.original and call.args[0].keyword is None):
+        return False
+    items = call.args[1].value
+    if isinstance(items, cst.Call) and isinstance(items.func, cst.Name) and items.func.value == "zip":
+        return True
+    if isinstance(items, (cst.List, cst.Tuple)):
+        return bool(items.elements) and all(isinstance(e.value, (cst.List, cst.Tuple)) for e in items.elements)
+    return isinstance(items, cst.ListComp) and isinstance(items.elt, (cst.List, cst.Tuple))
+
+
 def _typed_tensor(site):
     name = site.api.rsplit(".", 1)[-1]
     dtype = TYPED_TENSORS[name]
@@ -392,6 +410,12 @@ def _typed_tensor(site):
         if _in_type_call(site):
             new = site.ref(f"mindspore.{dtype}")
             site.edit("DAT007", new, detail=f"x.type(torch.{name}) -> x.type(mindspore.{dtype})")
+            return new
+        if _mapped_over_data(site):
+            tensor, dt = site.code(site.ref("mindspore.Tensor")), site.code(site.ref(f"mindspore.{dtype}"))
+            new = site.parse(f"lambda data: {tensor}(data, {dt})")
+            site.edit("DAT007", new, detail=f"map(torch.{name}, zip(...)) -> map(lambda data: "
+                                            f"mindspore.Tensor(data, mindspore.{dtype}), ...): each item is data")
             return new
         site.finding("DAT007", f"torch.{name} used as a type: MindSpore has one Tensor class; "
                      f"compare x.dtype == mindspore.{dtype}", comment=f"torch.{name} as a type")

@@ -4,7 +4,7 @@ import ast
 
 from msmagic.parity_check import run_pair
 from tests.rules.support import rule_list as rules
-from tests.rules.support import src
+from tests.rules.support import check, src
 from msmagic.rules.data import DTYPES
 
 
@@ -341,3 +341,20 @@ def test_legacy_tensor_constructor_from_sizes_is_zeros_and_flagged():
     assert "x = mindspore.ops.zeros((2, 3, 4), mindspore.float32)" in run.port.code
     assert [(f.rule_id, f.line) for f in run.port.unsupported] == [("DAT007", 2), ("DAT007", 4)]
     assert "uninitialised" in run.port.unsupported[0].reason
+
+
+def test_typed_tensor_mapped_over_zipped_batches():
+    """graykode's BERT: ``map(torch.LongTensor, zip(*batch))`` builds one tensor per field
+    of the batch; each item is data (a tuple), so the constructor becomes a lambda making
+    a MindSpore tensor of that dtype, at top level and in a function."""
+    run = check(src("""
+        import torch
+        batch = [([1, 2, 3], [0, 0, 1], 1), ([4, 5, 6], [1, 0, 0], 0)]
+        input_ids, segment_ids, is_next = map(torch.LongTensor, zip(*batch))
+        def to_tensors(rows):
+            return list(map(torch.FloatTensor, [[r[2], r[2] * 0.5] for r in rows]))
+        halves = to_tensors(batch)
+        scores, = map(torch.FloatTensor, [[1.5, 2.0]])
+    """), "input_ids", "segment_ids", "is_next", "halves", "scores", rule="DAT007")
+    assert "import torch" not in run.port.code
+    assert run.row("input_ids").ms_dtype == "Int64" and run.row("scores").ms_dtype == "Float32"
