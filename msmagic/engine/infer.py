@@ -32,7 +32,7 @@ import libcst as cst
 from msmagic.engine import spec as S
 from msmagic.engine.build import descendants
 from msmagic.engine.kinds import (
-    BATCH_ITERABLES, CONFLICT_BASE, INT, LIST, NDARRAY, PARAMS, TENSOR, Kind, join,
+    BATCH_ITERABLES, CONFLICT_BASE, INT, LIST, NDARRAY, PARAMS, TENSOR, Kind, join, tuple_elements, tuple_kind,
 )
 from msmagic.engine.names import param_names, positional_params, target_names
 
@@ -210,6 +210,8 @@ class KindScope:
                 for e in elements:
                     self.bind_target(e, TENSOR)
                 return
+            if tuple_elements(kind) is not None:  # ``a, b = f()`` where f returns ``x, y``
+                kind = tuple_elements(kind)
             parts = kind if isinstance(kind, tuple) and len(kind) == len(elements) and not starred else None
             for i, e in enumerate(elements):
                 self.bind_target(e, parts[i] if parts else None)
@@ -267,10 +269,17 @@ class KindScope:
             base = self.kind_of(node.value)
             if base == TENSOR or base == NDARRAY:
                 return base
+            parts = tuple_elements(base)
+            if parts is not None and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index \
+                    and type(node.slice[0].slice.value) is cst.Integer:
+                i = int(node.slice[0].slice.value.value)
+                return parts[i] if i < len(parts) else None
             if (base is not None and base.base == "list" and len(node.slice) == 1
                     and type(node.slice[0].slice) is cst.Index):
                 return base.item
             return None
+        if t is cst.Tuple and node.elements and all(type(el) is cst.Element for el in node.elements):
+            return tuple_kind(self.kind_of(el.value) for el in node.elements)
         if t is cst.List:
             kinds = [self.kind_of(el.value) if type(el) is cst.Element else None for el in node.elements]
             item = join(kinds) if kinds else None

@@ -91,5 +91,25 @@ PARAMS = Kind.of("params")  # an iterable of parameters (model.parameters())
 INT = Kind.of("int")
 NDARRAY = Kind.of("ndarray")  # a NumPy array or scalar: never ported as a tensor
 LIST = Kind.of("list")  # a list of items of unknown kind ("list:tensor": of tensors)
+#: a tuple display's kind: "tuple:tensor|?|module:Net" (one element kind each, "?" unknown)
+TUPLE_BASE = "tuple"
+
+
+def tuple_kind(kinds) -> Optional[Kind]:
+    """The kind of a tuple of values of ``kinds`` (None when a tuple is nested or any
+    spelling cannot be held)."""
+    parts = []
+    for k in kinds:
+        if k is not None and (k.base == TUPLE_BASE or "|" in k):
+            return None
+        parts.append("?" if k is None else str(k))
+    return Kind.make(TUPLE_BASE, "|".join(parts)) if parts else None
+
+
+def tuple_elements(kind) -> Optional[tuple]:
+    """The element kinds of a :func:`tuple_kind` (None for another kind)."""
+    if kind is None or Kind.of(kind).base != TUPLE_BASE:
+        return None
+    return tuple(None if part == "?" else Kind.of(part) for part in Kind.of(kind).detail.split("|"))
 #: kinds whose iteration yields tensors or tuples of tensors (batches)
 BATCH_ITERABLES = frozenset({Kind.of("loader"), Kind.of("dataset")})

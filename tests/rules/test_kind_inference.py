@@ -165,3 +165,27 @@ def test_user_layers_that_are_no_modules_run_as_written():
         out = x
     """), "n_params", "out", atol=1e-4)  # MindSpore's CPU tanh is up to 1e-4 off
     assert "get_parameters" not in run.port.code
+
+
+def test_kinds_through_a_returned_tuple(tmp_path, monkeypatch):
+    """rasbt's ``train_losses, val_losses, tokens_seen, model = main(cfg)``: each name takes
+    the kind of its element of the tuple ``main`` returns, so ``model.state_dict()`` is a
+    module's checkpoint (not an unknown receiver pickled); an index into the tuple too."""
+    monkeypatch.chdir(tmp_path)
+    run = check(src("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        def main(width):
+            model = nn.Sequential(nn.Linear(2, width), nn.Tanh(), nn.Linear(width, 1))
+            x = torch.linspace(-1, 1, 8).reshape(4, 2)
+            return [float(model(x).sum())], x, model
+        losses, x, model = main(3)
+        torch.save(model.state_dict(), "model.pth")
+        model = main(3)[2]
+        model.load_state_dict(torch.load("model.pth"))
+        model.eval()
+        out = model(x)
+    """), "losses", "out")
+    assert "GEN002" not in run.port.code and "save_checkpoint(model" in run.port.code
+    assert "set_train(False)" in run.port.code
