@@ -359,7 +359,9 @@ register(
         target name (DEV001). ``torch.cuda.get_device_name()`` has no MindSpore
         counterpart: MindSpore reports its target (``"GPU"``, ``"CPU"``), not the card, so
         the port shows the target name and is flagged. ``torch.cuda.current_device()`` is
-        the device id MindSpore runs on.
+        the device id MindSpore runs on. ``torch.cuda.synchronize()`` (waiting for the GPU
+        before reading a timer) is ``mindspore.runtime.synchronize()``, which waits for the
+        streams of MindSpore's device (on CPU it logs that the CPU has none and returns).
     """,
     seed=SEED,
     reference=REF,
@@ -471,6 +473,7 @@ api("torch.cuda.current_device", rule="DEV006", sig=(), handler=_current_device,
 member("type", "DEV006", receiver="device", handler=_device_type)
 api("torch.backends.mps.is_available", rule="DEV006", sig=(), handler=_no_mps, returns=None)
 api("torch.backends.mps.is_built", rule="DEV006", sig=(), handler=_no_mps, returns=None)
+api("torch.cuda.synchronize", "mindspore.runtime.synchronize", rule="DEV006", sig=(), returns=None)
 
 
 def _set_default_device(site):

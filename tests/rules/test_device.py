@@ -294,3 +294,29 @@ def test_to_with_a_dtype_every_call_site_passes_keeps_the_call():
     y_torch, y_ms = run.torch_ns["y"], run.ms_ns["y"]
     assert str(y_torch.dtype) == "torch.float16" and str(y_ms.dtype) == "Float16"
     assert y_ms.asnumpy().tolist() == y_torch.numpy().tolist() == [1.5, 2.0]
+
+
+def test_cuda_synchronize_before_reading_a_timer():
+    """makemore's ``torch.cuda.synchronize()`` before ``time.time()``: MindSpore's runtime
+    synchronize waits for its device's streams (and returns on CPU), so the port needs no
+    torch, guarded or not, in a function too."""
+    run = run_pair(src("""
+        import time
+        import torch
+        def timed(x):
+            t0 = time.time()
+            y = x * 2
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            return y, time.time() >= t0
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        y, later = timed(torch.ones(3))
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert "torch" not in run.port.code.replace("import mindspore", "") and "DEV006" in rules(run.port)
+    assert run.row("y").status == "match" and run.ms_ns["later"] is True
+    # unguarded (PyTorch raises without CUDA): MindSpore's call returns on CPU
+    bare = msmagic.port("import torch\ntorch.cuda.synchronize()\n").code
+    assert "torch" not in bare.replace("import mindspore", "")
+    exec(compile(bare, "<port>", "exec"), {})
