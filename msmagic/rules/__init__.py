@@ -72,7 +72,7 @@ ORDER = (
     # random
     "RNG001", "RNG002", "RNG003", "RNG004",
     # recurrent
-    "RNN001", "RNN002", "RNN003", "RNN004", "RNN005",
+    "RNN001", "RNN002", "RNN003", "RNN004", "RNN005", "RNN006",
     # schedulers
     "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012",
     # table_fixes

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from msmagic.engine.build import parse_expression
-from msmagic.engine.spec import MODULE_CALL, api, member, method
+from msmagic.engine.build import STATEMENT_TYPES, descendants, parse_expression
+from msmagic.engine.build import code as _code
+from msmagic.engine.spec import MODULE_CALL, api, member, method, statement_hook
 from msmagic.rules.cells import train_mode
 from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
@@ -236,6 +239,8 @@ def _dropout_active(site) -> bool:
 def _layer(site):
     target = site.entry.target
     active = _dropout_active(site)
+    if active and _between_layers(site):
+        _remember_dropout(site)
     new = site.apply(func=site.ref(target))
     site.edit("RNN001", new, detail=site.describe(f"{site.api} -> {target}"))
     if active:  # dropout between layers only acts in training mode, where PyTorch starts
@@ -380,3 +385,114 @@ def _state_as_tuple(site):
 
 
 method(MODULE_CALL, "RNN005", receiver="module:torch.nn.LSTM", handler=_state_as_tuple, returns=None)
+
+
+# ----------------------------------------------------------------------------- RNN006
+
+register(
+    "RNN006",
+    "Dropout between recurrent layers draws masks parity cannot give MindSpore",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        ``nn.LSTM(..., num_layers=2, dropout=0.5)`` drops part of each layer's output
+        before the next layer, in training mode. Both frameworks do it, with the same
+        probability, so the port is right; but PyTorch draws those masks inside its fused
+        RNN kernel, where ``%%ms_parity`` cannot see them (it replays the masks of
+        ``nn.Dropout`` and ``F.dropout``), so the MindSpore side drops other elements: the
+        losses, outputs and gradients of every training step differ, by as much as the
+        dropout changes them. Each statement that trains such a model (a loop calling
+        ``backward()``, or a call of a function that does) is flagged, so the difference
+        parity shows there is not taken for a porting error. To compare the training
+        itself, build the model with ``dropout=0`` for the parity run. Parity still
+        steps the MindSpore optimizer with PyTorch's gradients, so the weights stay
+        together.
+    """,
+    seed=SEED,
+    reference=DIFF + "LSTM.md",
+    example="""
+        import torch
+        import torch.nn as nn
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5, batch_first=True)
+                self.fc = nn.Linear(4, 2)
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                return self.fc(out[:, -1])
+        model = Tagger()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(2, 5, 3), torch.tensor([0, 1])
+        for step in range(2):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+    """,
+)
+
+
+def _between_layers(site) -> bool:
+    """Has the layer more than one layer (else PyTorch's dropout does nothing)?"""
+    arg = site.arg("num_layers")
+    if arg is None:
+        return False
+    value = site.literal(arg.value, _NOT_LITERAL)
+    return value is _NOT_LITERAL or (isinstance(value, int) and value > 1)
+
+
+def _dropout_owners(site) -> set:
+    """Names (classes, and names bound to them or to the layer) whose recurrent layers
+    drop between layers, for this cell and the later ones."""
+    return site.session_memory("rnn_dropout").setdefault("owners", set())
+
+
+def _remember_dropout(site) -> None:
+    owners = _dropout_owners(site)
+    if site.classes:
+        owners.add(site.classes[-1].name)
+        return
+    stmt = site.statement
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                owners.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+
+
+def _words(node) -> set:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _code(node)))
+
+
+@statement_hook("RNN006", *STATEMENT_TYPES)
+def _trains_with_rnn_dropout(ctx, original, updated):
+    """Flag each top-level statement that trains a model whose recurrent layer drops
+    between layers; remember the names bound to such models."""
+    if not ctx.torch_in_scope or ctx.depth != 0 or isinstance(original, (cst.FunctionDef, cst.ClassDef)):
+        return updated
+    owners = _dropout_owners(ctx)
+    if not owners:
+        return updated
+    if isinstance(original, cst.SimpleStatementLine):  # net = CharRNN(...): net has it too
+        for small in original.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
+                    _words(small.value.func) & owners):
+                owners.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    code = _code(original)
+    trains = ".backward(" in code
+    read = _words(original)
+    for n in descendants(original):
+        if type(n) is cst.Call and type(n.func) is cst.Name:
+            fdef = ctx.function_definition(n.func.value)
+            if fdef is not None and ".backward(" in _code(fdef):
+                trains = True
+                read |= _words(fdef)
+    if not trains or not read & owners:
+        return updated
+    which = ", ".join(sorted(read & owners))
+    ctx.finding("RNN006", f"trains {which}, whose recurrent layer drops between layers (dropout with "
+                "num_layers > 1): PyTorch draws those masks inside its RNN kernel, out of parity's reach, so "
+                "MindSpore drops other elements and this statement's losses and gradients differ; build it "
+                "with dropout=0 to compare the training", node=original, api="torch.nn.LSTM",
+                comment="recurrent dropout masks differ from PyTorch's")
+    return updated

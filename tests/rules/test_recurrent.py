@@ -285,3 +285,48 @@ def test_mindspore_tanh_is_approximate_for_large_preactivations():
     mout = m(ms.Tensor(x))[0].asnumpy()
     assert np.abs(tout - ref).max() < 1e-6
     assert 2e-5 < np.abs(mout - ref).max() < 2e-4
+
+
+RNN_DROPOUT = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+class CharRNN(nn.Module):
+    def __init__(self, drop_prob):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 8, 2, dropout=drop_prob, batch_first=True)
+        self.fc = nn.Linear(8, 2)
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.fc(out[:, -1])
+net = CharRNN(DROP)
+opt = torch.optim.SGD(net.parameters(), lr=0.5)
+x, y = torch.randn(6, 5, 3), torch.tensor([0, 1, 1, 0, 1, 0])
+def train(net, epochs):
+    losses = []
+    for e in range(epochs):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+losses = train(net, 3)
+"""
+
+
+def test_dropout_between_recurrent_layers_is_flagged_where_training_differs():
+    """The masks of nn.LSTM(num_layers=2, dropout=p) are drawn inside PyTorch's RNN kernel:
+    parity cannot replay them, so the training statement really differs, and that is the
+    statement the port flags (RNN006). With dropout=0 nothing is flagged and it matches."""
+    import msmagic
+
+    report = msmagic.parity(RNN_DROPOUT.replace("DROP", "0.5"))
+    flagged = [f for f in report.port.unsupported if f.rule_id == "RNN006"]
+    assert len(flagged) == 1 and flagged[0].api == "torch.nn.LSTM"
+    assert report.first_divergence is not None and report.first_divergence.statement == flagged[0].statement
+    assert report.row("losses").status == "differs"
+    # a dropout given as a parameter may be non-zero: flagged; a literal 0 is not
+    clean = msmagic.parity(RNN_DROPOUT.replace("DROP", "0.0").replace("dropout=drop_prob", "dropout=0"))
+    assert not [f for f in clean.port.unsupported if f.rule_id == "RNN006"]
+    assert clean.row("losses").status == "match", clean.summary()
