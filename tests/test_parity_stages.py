@@ -296,3 +296,35 @@ def test_msmagic_parity_runs_the_parity_check():
     report = msmagic.parity("x = 1\ny = [x, 2.5]\n", user_ns={"__name__": "__main__"}, shadow={})
     assert isinstance(report, ParityReport) and report.ok
     assert render_kind(report) == "parity" and render_kind(report.port) == "port"
+
+
+def test_an_infinite_sampler_is_recorded_as_the_loader_reads_it():
+    """makemore's InfiniteDataLoader: RandomSampler(replacement=True, num_samples=int(1e10))
+    read with next(): parity records the indices PyTorch took (it must not draw all 1e10
+    first) and the MindSpore loader takes the same batches, in a class and a loop."""
+    import time
+    import textwrap
+
+    source = textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        class InfiniteDataLoader:
+            def __init__(self, dataset, **kwargs):
+                sampler = torch.utils.data.RandomSampler(dataset, replacement=True, num_samples=int(1e10))
+                self.loader = DataLoader(dataset, sampler=sampler, **kwargs)
+                self.data_iter = iter(self.loader)
+            def next(self):
+                return next(self.data_iter)
+        data = TensorDataset(torch.arange(20).float().reshape(10, 2), torch.arange(10))
+        batches = InfiniteDataLoader(data, batch_size=3)
+        seen = []
+        for step in range(5):
+            X, Y = batches.next()
+            seen.append(Y.tolist())
+        total = X.sum()
+    """)
+    start = time.time()
+    report = msmagic.parity(source)
+    assert time.time() - start < 120
+    assert report.row("seen").status == "match" and report.row("total").status == "match", report.summary()
+    assert report.row("seen").torch_shape == (5,)

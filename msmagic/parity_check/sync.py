@@ -733,9 +733,14 @@ class _RecordingSampler:
         return len(self.sampler)
 
     def __iter__(self):
-        order = [int(i) for i in self.sampler]
+        # recorded as the loader takes them: a sampler of ``num_samples=int(1e10)`` (an
+        # "infinite" loader read with next()) gives the MindSpore side the indices
+        # PyTorch used, not all it could draw
+        order: list = []
         self.link.record(order)
-        yield from order
+        for i in self.sampler:
+            order.append(int(i))
+            yield order[-1]
 
     def __getattr__(self, name):
         return getattr(self.sampler, name)
