@@ -600,6 +600,9 @@ register(
         np.array(...)``, in the same block or at the top level of an earlier cell). An
         index array that arrives otherwise (a function's return value, a loop variable)
         cannot be seen: write ``mindspore.Tensor(idx)`` where a NumPy array is an index.
+        A ``range`` index becomes a list even where the port cannot tell what is indexed
+        (a function's parameter that no call types, ``loss_func = nll``): a NumPy array
+        indexes with the list exactly as with the range.
     """,
     seed="seeds/002 API Comparison › Tensor indexing",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (Tensor indexing)",
@@ -629,9 +632,10 @@ _TUPLES = {"where", "nonzero", "unravel_index", "ix_", "diag_indices", "tril_ind
 
 @subscript_hook("IDX010")
 def _index_arrays(ctx, original, updated):
-    """``x[range(n), t]`` -> ``x[list(range(n)), t]``; ``x[np.array(...)]`` ->
-    ``x[mindspore.Tensor(np.array(...))]`` on a tensor; flagged on a value whose kind is
-    unknown (a NumPy array or a list takes such an index as it is)."""
+    """``x[range(n), t]`` -> ``x[list(range(n)), t]`` (on a tensor, and on a value of
+    unknown kind: a NumPy array takes the list as it takes the range);
+    ``x[np.array(...)]`` -> ``x[mindspore.Tensor(np.array(...))]`` on a tensor, flagged on
+    a value whose kind is unknown (a NumPy array or a list takes such an index as it is)."""
     kind = ctx.kind_of(original.value)
     if kind != TENSOR and (kind is not None or not ctx.torch_in_scope):
         return updated
@@ -662,6 +666,13 @@ def _index_arrays(ctx, original, updated):
         changed.append(func)
     if not changed:
         return updated
+    if kind is None and set(changed) == {"range"}:
+        # list(range(...)) indexes a NumPy array (or anything else that takes a range)
+        # exactly as the range does: made whatever the value is
+        result = updated.with_changes(slice=elements)
+        ctx.edit("IDX010", result, api="Tensor.__getitem__",
+                 detail="range(...) index wrapped in list(): the same index for a tensor or an array")
+        return result
     if kind is None:
         why = ctx.why_unknown(original.value)
         ctx.finding(

@@ -295,4 +295,26 @@ def test_index_arrays_on_values_not_known_to_be_tensors_are_left_alone():
 
     code = msmagic.port("import torch\nimport numpy as np\nrows = table[np.array([1, 0])]\n"
                         "r = list_of_things[range(2)]\n").code
-    assert "table[np.array([1, 0])]" in code and "list_of_things[range(2)]" in code
+    # a NumPy index stays (a NumPy array takes it as it is); a range becomes a list,
+    # which indexes an array the same way
+    assert "table[np.array([1, 0])]" in code and "list_of_things[list(range(2))]" in code
+
+
+def test_range_index_in_a_function_the_port_cannot_type():
+    """The nn tutorial's ``def nll(input, target): return -input[range(target.shape[0]),
+    target].mean()`` used through ``loss_func = nll``: no call types ``input``, and the
+    range becomes a list all the same (a NumPy array indexes with it exactly as with the
+    range), so the MindSpore run does not raise IndexError."""
+    run = support.check(support.src("""
+        import numpy as np
+        import torch
+        def nll(input, target):
+            return -input[range(target.shape[0]), target].mean()
+        loss_func = nll
+        logits = torch.linspace(-2, 2, 12).reshape(4, 3).log_softmax(-1)
+        yb = torch.tensor([0, 2, 1, 1])
+        loss = loss_func(logits, yb)
+        arr = np.arange(12.0).reshape(4, 3)
+        picked = nll(arr, np.array([0, 2, 1, 1]))
+    """), "loss", "picked", rule="IDX010")
+    assert "input[list(range(target.shape[0])), target]" in run.port.code
