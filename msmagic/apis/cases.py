@@ -86,6 +86,12 @@ case("torch.rand", """
     a = torch.rand((4,))
     b = a + 1
 """)
+case("torch.randperm", """
+    import torch
+    p = torch.randperm(7)
+    q = torch.randperm(5, dtype=torch.int32)
+    rows = torch.arange(14.0).reshape(7, 2)[p]
+""")
 
 # dtypes, compared through a cast and a factory
 for _dt in ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8"):
@@ -826,6 +832,13 @@ case("torch.cuda.is_available", """
     import torch
     has_gpu = torch.cuda.is_available()
     x = torch.ones(2) * 2
+""")
+case("torch.cuda.synchronize", """
+    import torch
+    x = torch.ones(2) * 2
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    y = x + 1
 """)
 case("object.to", """
     import torch

@@ -33,6 +33,10 @@ KNOWN_TARGETS = {
         "torch.<factory> with mindspore.ops.<factory> of the same name and would lose the draw"),
     # docstring marks only ("This interface is deprecated and will be removed after version
     # 2.9.0"): nothing is printed; a replacement is open work
+    "mindspore.ops.shuffle": "torch.randperm (FUN011): ops.randperm with its default seed=0 returns the "
+                             "same permutation at every call in 2.10 (seed=-1 draws from the clock, which "
+                             "mindspore.set_seed cannot repeat) and mint.randperm has no CPU kernel "
+                             "(RandpermExt); ops.shuffle(ops.arange(n)) draws from the global seed",
     "mindspore.ops.masked_fill": "torch.masked_fill (FUN001): mint has no masked_fill; the unmarked "
                                  "Tensor.masked_fill would need the call rewritten as a method",
     "mindspore.ops.slice_scatter": "torch.slice_scatter: mint has none; the unmarked Tensor.slice_scatter "
