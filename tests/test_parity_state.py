@@ -720,3 +720,50 @@ def test_a_conv1d_checkpoint_is_compared_in_pytorchs_layout(ip, in_tmp):
     for name in ("file conv.pt", "file best.pt"):
         row = rep.row(name)
         assert row.status == MATCH and row.max_abs == 0 and row.torch_shape == (4,), explain(rep)
+
+
+def test_a_list_of_models_and_their_optimizers_are_synchronised():
+    """morvan's batch-normalization comparison: ``nets = [Net(False), Net(True)]`` (each
+    initialised with nn.init.normal_) and ``opts = [Adam(net.parameters()) for net in
+    nets]``: each model in the list starts from PyTorch's weights and each optimizer of
+    the list steps in lockstep; before, the list was left alone and every value differed."""
+    import textwrap
+
+    import msmagic
+
+    report = msmagic.parity(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        from torch.nn import init
+        class Net(nn.Module):
+            def __init__(self, bn):
+                super().__init__()
+                self.fcs = []
+                for i in range(2):
+                    fc = nn.Linear(1 if i == 0 else 4, 4)
+                    setattr(self, 'fc%i' % i, fc)
+                    init.normal_(fc.weight, mean=0., std=.1)
+                    self.fcs.append(fc)
+                self.bn = nn.BatchNorm1d(4, momentum=0.5) if bn else nn.Identity()
+                self.predict = nn.Linear(4, 1)
+            def forward(self, x):
+                for fc in self.fcs:
+                    x = torch.tanh(fc(x))
+                return self.predict(self.bn(x))
+        nets = [Net(False), Net(True)]
+        opts = [torch.optim.Adam(net.parameters(), lr=0.02) for net in nets]
+        x = torch.linspace(-1, 1, 16).reshape(16, 1)
+        y = x.pow(2)
+        losses = []
+        for step in range(3):
+            for m, opt in zip(nets, opts):
+                loss = nn.functional.mse_loss(m(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+    """))
+    assert report.ok, report.summary()
+    assert any(s.startswith("nets: parameters and buffers of its 2 modules") for s in report.synchronised)
+    assert any(s.startswith("opts[1]: PyTorch's gradients used for 3 steps") for s in report.synchronised)
+    assert report.row("losses").status == "match"

@@ -328,6 +328,8 @@ class Synchroniser:
         replayed = self.draws.covers(step.tags)
         self._loaders(step, tns, mns)
         for n in step.bound:
+            if n in tns and n in mns and self._module_list(n, tns[n], mns[n]):
+                continue
             if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n]):
                 if self.modules.get(n) != id(tns[n]):
                     sync_module(tns[n], mns[n], self.params)
@@ -390,13 +392,36 @@ class Synchroniser:
                     run.sync_reasons[n] = ("parameters and buffers copied as initialised, and again "
                                            "after an in-place random initialisation")
         for n in step.bound:
-            if gradients.is_torch_optimizer(tns.get(n)) and gradients.is_ms_optimizer(mns.get(n)):
-                link, problem = gradients.link_optimizer(n, tns[n], mns[n], tns, mns, self.params,
-                                                         self.rtol, self.atol)
-                if link is None:
-                    self.notes.append(f"`{n}`: the MindSpore optimizer steps with its own gradients "
-                                      f"({problem})")
+            pairs = [(n, tns.get(n), mns.get(n))]
+            if _same_length_sequences(tns.get(n), mns.get(n)):  # opts = [Adam(net.parameters()) for net in nets]
+                pairs = [(f"{n}[{i}]", t, m) for i, (t, m) in enumerate(zip(tns[n], mns[n]))]
+            for label, topt, mopt in pairs:
+                if gradients.is_torch_optimizer(topt) and gradients.is_ms_optimizer(mopt):
+                    link, problem = gradients.link_optimizer(label, topt, mopt, tns, mns, self.params,
+                                                             self.rtol, self.atol)
+                    if link is None:
+                        self.notes.append(f"`{label}`: the MindSpore optimizer steps with its own gradients "
+                                          f"({problem})")
         return failed
+
+    def _module_list(self, n: str, tvalue, mvalue) -> bool:
+        """``nets = [Net(False), Net(True)]``: a list or tuple of modules bound by the step;
+        each module's parameters and buffers are copied to the cell at its place. True when
+        ``n`` was such a list (handled)."""
+        if not _same_length_sequences(tvalue, mvalue) or not tvalue:
+            return False
+        if not all(is_torch_module(t) and is_cell(m) for t, m in zip(tvalue, mvalue)):
+            return False
+        if self.modules.get(n) == tuple(id(t) for t in tvalue):
+            return True
+        for t, m in zip(tvalue, mvalue):
+            sync_module(t, m, self.params)
+        self.modules[n] = tuple(id(t) for t in tvalue)
+        self.copied_versions[n] = [tensor_versions(t) for t in tvalue]
+        self.run.synchronised.append(n)
+        self.run.sync_reasons[n] = (f"parameters and buffers of its {len(tvalue)} modules copied as "
+                                    "initialised")
+        return True
 
     def _initialisers(self, step, tns: dict) -> None:
         """Remember the functions ``step`` defined (a ``def`` binds no name in the plan:
@@ -779,6 +804,10 @@ def _shuffle_state(loader) -> str:
     if isinstance(getattr(loader, "sampler", None), SequentialSampler):
         return "sequential"
     return "unlinked" if type(inner) in _shuffling_samplers() else "other"
+
+
+def _same_length_sequences(a, b) -> bool:
+    return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b)
 
 
 def link_shuffle(name: str, loader):
