@@ -99,3 +99,74 @@ def test_a_dropout_of_another_shape_stops_the_replay_with_a_note():
     with replay.replaying(0):
         out = mindspore.ops.dropout(mindspore.ops.ones((5, 4)), p=0.5, training=True)
     assert out.shape == (5, 4) and "shape (5, 4)" in replay.stopped
+
+
+def test_mindsporess_own_lstm_dropout_does_not_take_the_users_masks():
+    """udacity's CharRNN: nn.LSTM(num_layers=2, dropout=0.5, batch_first=True) then the
+    model's own nn.Dropout. MindSpore's LSTM applies its between-layer dropout through an
+    nn.Dropout of its own (time-major); it must not take the mask PyTorch's nn.Dropout
+    drew for the model's layer (PyTorch's between-layer masks are drawn inside its kernel
+    and never recorded): the user's layer gets it, and the replay is not stopped."""
+    import textwrap
+
+    import msmagic
+
+    report = msmagic.parity(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        class CharRNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 8, 2, dropout=0.5, batch_first=True)
+                self.dropout = nn.Dropout(0.3)
+                self.fc = nn.Linear(8, 2)
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                return self.fc(self.dropout(out))
+        net = CharRNN()
+        x = torch.randn(6, 5, 3)
+        out = net(x)
+    """))
+    assert not any("met PyTorch's mask" in n for n in report.notes), report.notes
+    assert any("dropout mask ×1" in s for s in report.synchronised), report.synchronised
+    assert report.row("out").status == "differs"  # the LSTM's own masks differ (RNN006)
+
+
+def test_a_model_trained_in_place_diverges_at_the_statement_that_trained_it(parity_shell):
+    """A cell that trains a model built in an earlier cell by calling ``train(net, ...)``
+    binds nothing: the difference shows in the model's parameters at the end of the cell,
+    and the first divergence is the last statement that used the model (where RNN006's
+    finding is), not "no statement"."""
+    import textwrap
+
+    cells = [textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        class CharRNN(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(3, 8, 2, dropout=0.5, batch_first=True)
+                self.fc = nn.Linear(8, 2)
+            def forward(self, x):
+                out, _ = self.lstm(x)
+                return self.fc(out[:, -1])
+        net = CharRNN()
+        x, y = torch.randn(6, 5, 3), torch.tensor([0, 1, 1, 0, 1, 0])
+        def train(net, epochs):
+            opt = torch.optim.SGD(net.parameters(), lr=0.5)
+            for e in range(epochs):
+                opt.zero_grad()
+                loss = nn.functional.cross_entropy(net(x), y)
+                loss.backward()
+                opt.step()
+    """), "print('training')\ntrain(net, 3)\n"]
+    for cell in cells:
+        parity_shell.user_ns.pop("rep", None)
+        parity_shell.run_cell("%%ms_parity -o rep\n" + cell, store_history=True)
+    report = parity_shell.user_ns["rep"]
+    flagged = [f for f in report.port.unsupported if f.rule_id == "RNN006"]
+    assert flagged and report.first_divergence is not None, report.summary()
+    assert report.first_divergence.statement == flagged[0].statement == 1
+    assert any(r.name.startswith("net.lstm.") and r.status == "differs" for r in report.rows)

@@ -245,7 +245,7 @@ class DrawReplay:
         replay = self
 
         def dropout_construct(cell, x):
-            if cell.training and cell.keep_prob != 1 and cell.p != 0:
+            if cell.training and cell.keep_prob != 1 and cell.p != 0 and not _inside_mindspore():
                 ms_p = cell.p if cell.p is not None else 1.0 - cell.keep_prob
                 out = replay._masked(x, statement, float(ms_p))
                 if out is not None:
@@ -258,7 +258,7 @@ class DrawReplay:
         replay = self
 
         def dropout(input, p=0.5, training=True, seed=None):
-            if training and 0 < p < 1:
+            if training and 0 < p < 1 and not _inside_mindspore():
                 out = replay._masked(input, statement, float(p))
                 if out is not None:
                     return out
@@ -274,6 +274,22 @@ class DrawReplay:
         each = ", ".join(f"{name} ×{n}" for name, n in sorted(self.replayed.items()))
         return (f"PyTorch's values used for {total} draw{'s' if total != 1 else ''} made while "
                 f"statements ran ({each})")
+
+
+def _inside_mindspore() -> bool:
+    """Is the dropout being applied by MindSpore's own code (``nn.LSTM``'s dropout between
+    layers, in ``mindspore.nn.layer.rnns``) rather than by the user's model? PyTorch draws
+    that mask inside its RNN kernel, where no recording sees it: it must not take the
+    masks the user's own dropout layers drew. The first caller outside MindSpore's
+    ``Cell.__call__`` machinery and this module decides."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if name == __name__ or name.startswith(("mindspore.nn.cell", "mindspore.common", "functools")):
+            frame = frame.f_back
+            continue
+        return name.startswith("mindspore.")
+    return False
 
 
 # ----------------------------------------------------------------------------- host random state

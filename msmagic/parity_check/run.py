@@ -390,8 +390,17 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
             continue
         if skip_unchanged_copies and is_torch_module(tns.get(m)) and syncer.unchanged_copy(m, tns[m]):
             continue  # copied across and not changed since: listed as synchronised
+        rows = []
         with deferred_errors(run, bound_by.get(m, last)):
-            run.rows.extend(compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name))
+            rows = compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name)
+            run.rows.extend(rows)
+        if m not in bound_by and each_step and run.first_divergence is None and is_torch_module(tns.get(m)):
+            # a module the cell used and changed in place (train(net, ...)): a difference
+            # found at the end is the last statement's that used it
+            users = [step.index for step in steps if m in step.names]
+            bad = [r for r in rows if r.status not in (MATCH, ONLY_MS)]
+            if bad and users:
+                run.first_divergence = (users[-1], bad)
     if "torch" in outputs and "mindspore" in outputs and comparable(outputs["torch"]) and (
             last in syncer.drawn_steps):
         # the cell ends with a random draw (model.fc1.weight.data.normal_()) each side made
