@@ -281,14 +281,16 @@ def _inside_mindspore() -> bool:
     layers, in ``mindspore.nn.layer.rnns``) rather than by the user's model? PyTorch draws
     that mask inside its RNN kernel, where no recording sees it: it must not take the
     masks the user's own dropout layers drew. The first caller outside MindSpore's
-    ``Cell.__call__`` machinery and this module decides."""
+    ``Cell.__call__`` machinery and this module decides: MindSpore's recurrent layers."""
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
         if name == __name__ or name.startswith(("mindspore.nn.cell", "mindspore.common", "functools")):
             frame = frame.f_back
             continue
-        return name.startswith("mindspore.")
+        # MindSpore's recurrent layers (mindspore.nn.layer.rnns, rnn_cells); a container
+        # (SequentialCell) or a transformer layer applies dropout layers PyTorch also records
+        return name.startswith("mindspore.nn.layer.rnn")
     return False
 
 
