@@ -5,6 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
+from msmagic.engine import arguments
 from msmagic.engine.spec import TENSOR, api, member, method
 from msmagic.rules._util import pack_positional, truthy_literal
 from msmagic.rules.autograd import differentiated_leaf, drop_requires_grad
@@ -1351,23 +1352,14 @@ def _normal(site):
 
 
 def arguments_of(call: cst.Call, names: tuple):
-    """({name: Arg} for the leading parameters ``names``, [other Args]) of a call whose
-    positional arguments are those parameters in order; None with ``*args``/``**kwargs``."""
-    roles, rest = {}, []
-    positional = 0
-    for a in call.args:
-        if a.star:
-            return None
-        if a.keyword is None:
-            if positional >= len(names):
-                return None
-            roles[names[positional]] = a
-            positional += 1
-        elif a.keyword.value in names:
-            roles[a.keyword.value] = a
-        else:
-            rest.append(a)
-    return roles, rest
+    """({name: Arg} for the leading parameters ``names``, [other Args]) of a call, bound
+    as the engine binds PyTorch calls; None with ``*args``/``**kwargs`` or too many
+    positional arguments."""
+    bound = arguments.bind(names, call.args)
+    if bound is None or any(name is None for name, _, _ in bound):
+        return None
+    return ({name: a for name, a, _ in bound if name in names},
+            [a for name, a, _ in bound if name not in names])
 
 
 api("torch.normal", rule="FUN011", sig=("mean", "std", "size"), handler=_normal, random=True,
