@@ -274,3 +274,21 @@ def test_a_module_output_unpacked_leaves_the_parts_unknown():
         h2 = h.as_strided((1,), (1,))
     """))
     assert finding_ids(result) == {"GEN002"}, result.unsupported
+
+
+def test_a_returned_tuple_keeps_its_kinds_in_a_later_cell():
+    """``losses, model = main(3)`` in a cell after the one defining ``main``, and an index
+    into the tuple: ``model`` is a module there too (its eval() and state_dict() port)."""
+    session = _session("import torch\nimport torch.nn as nn\n", """
+        def main(width):
+            model = nn.Linear(2, width)
+            return [1.0], model
+    """)
+    later = msmagic.port(dedent("""
+        losses, model = main(3)
+        model.eval()
+        other = main(4)[1]
+        other.train()
+    """), session=session)
+    assert "model.set_train(False)" in later.code and "other.set_train()" in later.code, later.code
+    assert not later.unsupported
