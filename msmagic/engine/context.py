@@ -21,6 +21,14 @@ from msmagic.engine.edits import Record
 from msmagic.engine.names import root_name
 
 
+def bind_arguments(sig: tuple, args) -> Optional[list[tuple[Optional[str], cst.Arg, bool]]]:
+    """(parameter name, Arg, passed positionally) for each of ``args`` bound to the
+    parameter names ``sig`` the way the engine binds PyTorch calls; ``None`` when
+    ``*args``/``**kwargs`` make binding impossible. For rules that bind a call other than
+    the one being ported (``Context.bound`` binds that one)."""
+    return arguments.bind(sig, args)
+
+
 class Context:
     def __init__(self, walker, original, updated=None, entry=None, api: str = ""):
         self._w = walker

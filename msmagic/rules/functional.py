@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from msmagic.engine import arguments
+from msmagic.engine.context import bind_arguments
 from msmagic.engine.spec import TENSOR, api, member, method
 from msmagic.rules._util import pack_positional, truthy_literal
 from msmagic.rules.autograd import differentiated_leaf, drop_requires_grad
@@ -1355,7 +1355,7 @@ def arguments_of(call: cst.Call, names: tuple):
     """({name: Arg} for the leading parameters ``names``, [other Args]) of a call, bound
     as the engine binds PyTorch calls; None with ``*args``/``**kwargs`` or too many
     positional arguments."""
-    bound = arguments.bind(names, call.args)
+    bound = bind_arguments(names, call.args)
     if bound is None or any(name is None for name, _, _ in bound):
         return None
     return ({name: a for name, a, _ in bound if name in names},
