@@ -55,15 +55,17 @@ _ELEMENTWISE_COMPARISONS = frozenset({cst.Equal, cst.NotEqual, cst.LessThan, cst
 
 class ClassInfo:
     """A class the cell (or an earlier cell) defines: whether it is a torch Module, its
-    bases (by name), its attributes' kinds (``self.x = ...`` in its methods)."""
+    bases (by name), its attributes' kinds (``self.x = ...`` in its methods) and the
+    names of the methods its body defines."""
 
-    __slots__ = ("name", "is_module", "attrs", "bases")
+    __slots__ = ("name", "is_module", "attrs", "bases", "methods")
 
     def __init__(self, name: str, is_module: bool, bases: tuple = ()):
         self.name = name
         self.is_module = is_module
         self.attrs: dict = {}
         self.bases = bases
+        self.methods: frozenset = frozenset()
 
 
 class FunctionFacts:
@@ -755,6 +757,7 @@ def class_info(scope: KindScope, node: cst.ClassDef) -> ClassInfo:
         info = ClassInfo(name, is_module, bases)
         state.class_infos[name] = info
         state.defined_classes.add(name)
+    info.methods = frozenset(s.name.value for s in node.body.body if type(s) is cst.FunctionDef)
     if is_module:
         state.module_classes.add(name)
     else:

@@ -418,6 +418,14 @@ class Walker(KindScope, cst.CSTTransformer):
                             f".{name}() is a method of PyTorch's {' and '.join(classes)} that "
                             "MindSpore's counterpart lacks")
 
+    def user_class_with(self, method: str) -> Optional[str]:
+        """The name of a user class (not a Module) of this cell or an earlier one that
+        defines ``method``, or None."""
+        for info in self.state.class_infos.values():
+            if not info.is_module and method in info.methods:
+                return info.name
+        return None
+
     def _flag_receiver(self, original: cst.Call, rule: str, name: str, receivers: str, lead: str = "") -> None:
         """Flag a method call whose receiver's kind is unknown, saying why it is."""
         why = self.why_unknown(original.func.value)
@@ -443,9 +451,13 @@ class Walker(KindScope, cst.CSTTransformer):
             # a function of an imported module
             return updated
         if chosen is None and recv_kind is None:
-            # a parameter whose calls pass different kinds gets no port made on a guess
+            # a parameter whose calls pass different kinds gets no port made on a guess;
+            # nor does a method a user class of the notebook defines too (makemore's
+            # hand-written layers each have ``parameters()``: ``layer.parameters()`` over
+            # them is theirs, not a Module's)
             disputed = self.disputed(original.func.value)
-            for m in () if disputed else specs:
+            own = self.user_class_with(name)
+            for m in () if disputed or own else specs:
                 site = self.context(original, updated, m, f"{m.receiver}.{name}")
                 ok = m.unambiguous(site) if callable(m.unambiguous) else m.unambiguous
                 if ok:
@@ -453,7 +465,10 @@ class Walker(KindScope, cst.CSTTransformer):
                     break
             if chosen is None:
                 receivers = " or ".join(dict.fromkeys(m.receiver for m in specs))
-                if specs and (disputed or all(_is_torch_only(m) for m in specs)):
+                if own:
+                    self._flag_receiver(original, UNKNOWN_RECEIVER_RULE, name, receivers,
+                                        f"the notebook's class {own} defines .{name}() too")
+                elif specs and (disputed or all(_is_torch_only(m) for m in specs)):
                     self._flag_receiver(original, UNKNOWN_RECEIVER_RULE, name, receivers)
                 return updated
         if chosen is None:
@@ -537,6 +552,10 @@ class Walker(KindScope, cst.CSTTransformer):
         if entry.attr and entry.handler is not None:
             out = entry.handler(site)
             return updated if out is None else out
+        if entry.as_value is not None:
+            out = entry.as_value(site)
+            if out is not None:
+                return out
         if entry.target is None:
             return self.unmapped(original, updated, qual, call=False)
         new = self.state.imports.ref(entry.target, prefer=root_name(original))

@@ -292,3 +292,30 @@ def test_a_returned_tuple_keeps_its_kinds_in_a_later_cell():
     """), session=session)
     assert "model.set_train(False)" in later.code and "other.set_train()" in later.code, later.code
     assert not later.unsupported
+
+
+def test_a_method_a_user_class_defines_is_not_guessed_to_be_the_modules():
+    """``.parameters()`` on an unknown receiver is Module.parameters, unless a plain
+    class of the notebook (this cell or an earlier one) defines ``parameters`` too."""
+    layers = """
+        import torch
+        class Linear:
+            def __init__(self, n):
+                self.weight = torch.randn(n, n)
+            def parameters(self):
+                return [self.weight]
+    """
+    gather = """
+        def gather(layers):
+            return [p for layer in layers for p in layer.parameters()]
+    """
+    for session, cell in ((None, dedent(layers) + dedent(gather)),
+                          (_session(layers), "import torch\n" + dedent(gather))):
+        result = msmagic.port(cell, session=session)
+        line = next(ln for ln in result.code.splitlines() if "for layer in layers" in ln)
+        assert "layer.parameters()]  # msmagic: GEN002 the notebook's class Linear defines .parameters() too" \
+            in line, result.code
+        assert finding_ids(result) == {"GEN002"}
+    # no such class: the receiver is taken for a Module, as before
+    result = msmagic.port("import torch\n" + dedent(gather))
+    assert "layer.get_parameters()" in result.code and not result.unsupported

@@ -6,7 +6,7 @@ ported again and run on the MindSpore side), and are flagged where the calls dis
 import pytest
 
 import msmagic
-from tests.rules.support import check, src
+from tests.rules.support import check, parity_cells, src
 
 NLL = src("""
     def nll(input, target):
@@ -189,3 +189,57 @@ def test_kinds_through_a_returned_tuple(tmp_path, monkeypatch):
     """), "losses", "out")
     assert "GEN002" not in run.port.code and "save_checkpoint(model" in run.port.code
     assert "set_train(False)" in run.port.code
+
+
+HAND_WRITTEN_LAYERS = [
+    src("""
+        import torch
+
+        class Embedding:
+            def __init__(self, num_embeddings, embedding_dim):
+                self.weight = torch.randn((num_embeddings, embedding_dim))
+            def __call__(self, IX):
+                return self.weight[IX]
+            def parameters(self):
+                return [self.weight]
+
+        class Linear:
+            def __init__(self, fan_in, fan_out):
+                self.weight = torch.randn((fan_in, fan_out)) / fan_in**0.5
+            def __call__(self, x):
+                return x @ self.weight
+            def parameters(self):
+                return [self.weight]
+
+        class Sequential:
+            def __init__(self, layers):
+                self.layers = layers
+            def __call__(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+            def parameters(self):
+                return [p for layer in self.layers for p in layer.parameters()]
+
+        n_classes = 3
+    """),
+    src("""
+        torch.manual_seed(0)
+        model = Sequential([Embedding(10, 4), Linear(4, n_classes)])
+        parameters = model.parameters()
+        count = sum(p.nelement() for p in parameters)
+        out = model(torch.tensor([1, 2, 3]))
+    """),
+]
+
+
+def test_a_user_class_defining_parameters_keeps_its_callers_in_an_earlier_cell(parity_shell):
+    """makemore's hand-written layers each define ``parameters()``; the class cell comes
+    before any cell that builds them, so ``layer.parameters()`` has an unknown receiver: it
+    is the user's method (left as written, flagged), not Module.parameters."""
+    reports, _ = parity_cells(parity_shell, HAND_WRITTEN_LAYERS)
+    assert "layer.parameters()" in reports[0].port.code
+    assert "GEN002" in {f.rule_id for f in reports[0].port.unsupported}
+    assert reports[1].row("count").status == "match"
+    assert reports[1].row("out").status == "match"
+    assert msmagic.shadow_namespace()["count"] == 10 * 4 + 4 * 3
