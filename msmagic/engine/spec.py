@@ -75,6 +75,9 @@ class Api(ArgSpec):
     random: bool = False
     #: An attribute (``torch.float32``) rather than something called.
     attr: bool = False
+    #: The API used as a value, not called (``ACTIVATION = torch.tanh``): fn(context)
+    #: returning the expression that stands for it, or None for the plain target.
+    as_value: Optional[Handler] = None
     detail: str = ""
     #: For a layer: how its parameter and buffer names map to the MindSpore Cell's. A
     #: dict of leaf names (``{"weight": "gamma"}``) or ``fn(torch_module, name) -> name``

@@ -41,6 +41,17 @@ MAX_BYTES = 1 << 30
 #: wrong activation) differs by tens of percent.
 GRADIENT_RTOL = 2e-2
 
+#: a parameter whose gradient is (nearly) zero in exact arithmetic (the bias of a layer
+#: followed by BatchNorm, which the normalisation cancels), or much smaller than the
+#: step's others, has a float32 gradient made of rounding noise from terms as large as the
+#: step's other gradients: two correct runs differ by a large fraction of it. Its difference
+#: is measured against this fraction of the norm of the whole step's gradient (all
+#: parameters) when that is larger than its own norm. morvan's BatchNorm net: bias
+#: gradients of 1e-6..5e-5 next to a step norm of 626, the frameworks 2.4e-4 apart there; a
+#: deeper Linear-BatchNorm-tanh chain: a weight gradient of norm 0.27 (step norm 933) 2.15%
+#: apart. A porting error changes the large gradients too, which are still held to 2%.
+GRADIENT_FLOOR = 1e-3
+
 #: every live link, across parity runs (optimizers live on in the namespaces)
 LINKS: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -120,6 +131,7 @@ class GradientLink:
         """The gradients the MindSpore step takes: PyTorch's for this step (after
         comparing), or MindSpore's own when PyTorch recorded no step for it."""
         import mindspore
+        import numpy as np
 
         if not self.pending or not isinstance(grads, (tuple, list)) or len(grads) != len(self.pairs):
             self.missed += 1
@@ -128,11 +140,13 @@ class GradientLink:
         self.bytes -= sum(g.nbytes for g in recorded if g is not None)
         self.taken += 1
         out = list(grads)
+        step_norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64)))
+                                      for g in recorded if g is not None and g.dtype.kind == "f")))
         for k, (index, mine) in enumerate(zip(self.pairs, grads)):
             theirs = recorded[index] if index is not None else None
             if theirs is None:
                 continue
-            row = self._compare(theirs, mine)
+            row = self._compare(theirs, mine, step_norm)
             if row.status == MATCH:
                 if self.worst is None or (row.max_abs or 0) > (self.worst.max_abs or 0):
                     self.worst = row
@@ -142,9 +156,10 @@ class GradientLink:
                 out[k] = mindspore.Tensor(theirs.reshape(tuple(mine.shape)), dtype=mine.dtype)
         return type(grads)(out) if isinstance(grads, tuple) else out
 
-    def _compare(self, theirs, mine) -> Row:
+    def _compare(self, theirs, mine, step_norm: float = 0.0) -> Row:
         """One parameter's gradients: ``max_rel`` is the norm of the difference relative to
-        the norm of PyTorch's gradient."""
+        the norm of PyTorch's gradient; the difference is allowed ``GRADIENT_RTOL`` of that
+        norm, or of ``GRADIENT_FLOOR`` times ``step_norm`` (the whole step's) if larger."""
         import numpy as np
 
         ours = to_numpy(mine)
@@ -163,7 +178,7 @@ class GradientLink:
         row.max_abs = float(d.max()) if d.size else 0.0
         norm, gap = float(np.linalg.norm(a)), float(np.linalg.norm(a - b))
         row.max_rel = gap / norm if norm else (0.0 if gap == 0 else float("inf"))
-        if gap > self.atol + GRADIENT_RTOL * norm:
+        if gap > self.atol + GRADIENT_RTOL * max(norm, GRADIENT_FLOOR * step_norm):
             row.status = DIFFERS
             row.note = f"the difference is {row.max_rel:.2%} of the gradient's norm"
         return row

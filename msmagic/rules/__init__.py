@@ -26,7 +26,7 @@ ORDER = (
     # batchnorm
     "BNM001", "BNM002", "BNM003", "BNM004", "BNM005",
     # cells
-    "CEL001", "CEL002", "CEL003", "CEL004", "CEL005", "CEL006", "MOD001", "MOD002", "MOD003",
+    "CEL001", "CEL002", "CEL003", "CEL004", "CEL005", "CEL006", "MOD001", "MOD002", "MOD003", "MOD004",
     # checkpoints
     "CKP001", "CKP002", "CKP003", "CKP004", "CKP005",
     # custom_function

@@ -2,11 +2,13 @@
 walk children and parameters, and training mode (PyTorch modules start in training
 mode, MindSpore Cells in inference mode)."""
 
+import re
+
 import libcst as cst
 
-from msmagic.engine.build import parse_expression
-
-from msmagic.engine.spec import api, class_hook, function_hook, method
+from msmagic.engine.build import STATEMENT_TYPES, descendants, parse_expression
+from msmagic.engine.build import code as _code
+from msmagic.engine.spec import api, class_hook, function_hook, method, statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "Modules and Cells"
@@ -291,6 +293,143 @@ register(
         flag = model.training
     """,
 )
+
+
+register(
+    "MOD004",
+    "A layer built inside forward draws new weights at every call",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        ``nn.Linear(512, 768)(context)`` or ``nn.LayerNorm(d)(x)`` written inside
+        ``forward`` builds a new layer, with freshly drawn random weights, every time the
+        model runs: the layer is not one of the model's parameters, so the optimizer never
+        trains it and every call computes with other weights. Both frameworks do exactly
+        that, so the port is faithful, but their random generators differ: the MindSpore
+        side draws other weights than PyTorch, and every output computed through such a
+        layer differs (parity cannot give the MindSpore layer PyTorch's weights, because
+        the layer exists only during the call). It is usually a slip in the PyTorch code
+        (the graykode tutorials build their output projection and LayerNorm this way):
+        build the layer once in ``__init__`` (``self.proj = nn.Linear(...)``) and call
+        ``self.proj`` in ``forward``; then it is trained and parity compares it. The call
+        in ``forward`` is flagged, and so is each top-level statement of this and later
+        cells that runs such a model (directly, or through a class or function that holds
+        or calls it).
+    """,
+    seed=NB,
+    reference=REF,
+    example="""
+        import torch
+        import torch.nn as nn
+        class Block(nn.Module):
+            def forward(self, x):
+                return nn.Linear(4, 4)(x).relu()
+        block = Block()
+        out = block(torch.randn(2, 4))
+    """,
+)
+
+#: layer classes (by prefix of the torch.nn name) whose weights are drawn at random when
+#: built (norm layers start from ones and zeros in both frameworks: built anew they agree)
+_RANDOM_WEIGHTS = ("Linear", "Bilinear", "LazyLinear", "Conv", "LazyConv", "Embedding", "RNN", "LSTM", "GRU",
+                   "MultiheadAttention", "Transformer")
+
+
+def _random_layer(ctx, call: cst.Call):
+    qual = ctx.resolve(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if not qual or not qual.startswith("torch.nn.") or qual.count(".") != 2:
+        return None
+    return qual if qual.split(".")[-1].startswith(_RANDOM_WEIGHTS) else None
+
+
+def _fresh_layer_owners(ctx) -> dict:
+    """What runs a forward that builds a random layer at every call, for this cell and the
+    later ones: name -> (what it builds, "class" / "instance" / "function"); a class holding
+    or calling such a class is one too, and so are the names bound to their instances and
+    the functions that use them."""
+    return ctx.session_memory("layers_built_in_forward")
+
+
+def _name_words(node) -> set:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _code(node)))
+
+
+@statement_hook("MOD004", cst.SimpleStatementLine, cst.Return, cst.If, cst.For, cst.While, cst.With)
+def _layer_built_in_forward(ctx, original, updated):
+    """Flag a layer with random weights built by a statement of a Module's ``forward``."""
+    fns = ctx.functions
+    if not (ctx.in_module_class and len(fns) == 1 and fns[0].name.value == "forward"):
+        return updated
+    if not isinstance(original, cst.SimpleStatementLine):
+        return updated  # a compound statement's body lines are flagged on their own
+    for n in descendants(original):
+        if type(n) is cst.Call:
+            qual = _random_layer(ctx, n)
+            if qual is None:
+                continue
+            layer = qual.split(".")[-1]
+            ctx.finding("MOD004", f"{layer}(...) is built inside forward: it draws new random weights at every "
+                        "call and is never trained; MindSpore draws other weights than PyTorch, so what it "
+                        "computes differs (build it once in __init__)",
+                        node=n, api=qual, comment=f"{layer} built at every forward call: new random weights")
+            ctx.scratch("MOD004").setdefault(ctx.classes[-1].name, f"{qual} in {ctx.classes[-1].name}.forward")
+    return updated
+
+
+@statement_hook("MOD004", *STATEMENT_TYPES)
+def _runs_a_model_building_layers(ctx, original, updated):
+    """Remember the classes whose forward builds a random layer (and those holding them),
+    the names bound to their instances and the functions using them; flag each top-level
+    statement that runs one (``model(x)``, ``train(model)``)."""
+    if ctx.depth != 0:
+        return updated
+    owners = _fresh_layer_owners(ctx)
+    if isinstance(original, cst.ClassDef):
+        name = original.name.value
+        owners.pop(name, None)  # the name now holds this class
+        built = ctx.scratch("MOD004").get(name)
+        held = sorted(_name_words(original) & {k for k, (_, role) in owners.items() if role == "class"})
+        if built is None and held:
+            built = f"{owners[held[0]][0]}, through {held[0]}"
+        if built is not None:
+            owners[name] = (built, "class")
+        return updated
+    if not owners:
+        return updated
+    words = _name_words(original) & set(owners)
+    if isinstance(original, cst.FunctionDef):  # a function that runs one runs it too
+        owners.pop(original.name.value, None)
+        if words:
+            owners[original.name.value] = (owners[sorted(words)[0]][0], "function")
+        return updated
+    if isinstance(original, cst.SimpleStatementLine):  # model = BERT(): model is one
+        for small in original.body:
+            if not isinstance(small, cst.Assign):
+                continue
+            value = small.value
+            made = (owners[value.func.value][0] if isinstance(value, cst.Call) and type(value.func) is cst.Name
+                    and owners.get(value.func.value, ("", ""))[1] == "class" else None)
+            for t in small.targets:
+                if isinstance(t.target, cst.Name):
+                    if made is not None:
+                        owners[t.target.value] = (made, "instance")
+                    elif owners.get(t.target.value, ("", ""))[1] == "instance":
+                        owners.pop(t.target.value)  # the name now holds something else
+            if made is not None:
+                return updated
+    if not words:
+        return updated
+    runs = [n.func.value for n in descendants(original) if type(n) is cst.Call and type(n.func) is cst.Name
+            and owners.get(n.func.value, ("", ""))[1] in ("instance", "function")]
+    if runs:
+        built = owners[runs[0]][0]
+        what = (f"runs {runs[0]}, whose forward" if owners[runs[0]][1] == "instance"
+                else f"calls {runs[0]}, which runs a model whose forward")
+        ctx.finding("MOD004", f"{what} builds a layer with random weights at every call ({built}): they are "
+                    "drawn anew each time, and MindSpore draws other weights than PyTorch, so the results here "
+                    "differ", node=original, api=built.split(" ")[0],
+                    comment="runs a model that builds a layer at every forward call")
+    return updated
 
 
 # ------------------------------------------------------------------ training mode

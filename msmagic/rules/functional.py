@@ -1404,7 +1404,7 @@ api(f"{F}.leaky_relu", "mindspore.ops.leaky_relu", rule="FUN012", sig=("input", 
 api("torch.nn.LeakyReLU", "mindspore.nn.LeakyReLU", rule="FUN012", sig=("negative_slope", "inplace"),
     rename={"negative_slope": "alpha"}, defaults={"alpha": "0.01"}, drop={"inplace": "FUN013"},
     returns="module:torch.nn.LeakyReLU")
-for _cls in ("ReLU", "Tanh", "Sigmoid", "Identity", "Flatten"):
+for _cls in ("ReLU", "Sigmoid", "Identity", "Flatten"):
     api(f"torch.nn.{_cls}", f"mindspore.nn.{_cls}", rule="FUN013",
         sig=("start_dim", "end_dim") if _cls == "Flatten" else ("inplace",) if _cls == "ReLU" else (),
         drop={"inplace": "FUN013"} if _cls == "ReLU" else {}, returns=f"module:torch.nn.{_cls}")
@@ -1440,9 +1440,12 @@ register(
         1`` exactly, and MindSpore's sigmoid is accurate: over float32 from -30 to 30 (and
         at 0, +-1e-8, +-inf, NaN) the formula stays within 2e-7 of PyTorch's tanh and
         within [-1, 1], and its gradient within 1e-6 of PyTorch's. So ``torch.tanh(x)``,
-        ``F.tanh(x)`` and ``x.tanh()`` become ``(2 * mindspore.ops.sigmoid(2 * x) - 1)``.
-        On float16 the formula is as coarse as the type (1.5e-3). ``nn.Tanh`` layers keep
-        MindSpore's ``nn.Tanh`` (there is no layer for the formula).
+        ``F.tanh(x)`` and ``x.tanh()`` become ``(2 * mindspore.ops.sigmoid(2 * x) - 1)``,
+        and ``torch.tanh`` passed or stored as a value (``ACTIVATION = torch.tanh``) becomes
+        a function ``tanh_via_sigmoid`` defined in the cell. ``nn.Tanh()`` layers (and
+        ``nn.Tanh`` passed as a class, ``act_fn=nn.Tanh``) become ``TanhViaSigmoid``, a Cell
+        defined in the cell that computes the formula (MindSpore's ``nn.Tanh`` uses the
+        approximate kernel). On float16 the formula is as coarse as the type (1.5e-3).
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
@@ -1458,6 +1461,10 @@ register(
         a = torch.tanh(x)
         b = F.tanh(x * 0.5)
         c = x.tanh().abs().max()
+        layer = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.Tanh())
+        d = layer(x[:6].reshape(2, 3) * 3)
+        activation = torch.tanh
+        e = activation(x)
     """,
 )
 
@@ -1493,8 +1500,56 @@ def _tanh_method(site):
     return _tanh_formula(site, site.receiver)
 
 
+def _tanh_function(site):
+    """``torch.tanh`` used as a value (``ACTIVATION = torch.tanh``, ``activation=F.tanh``):
+    a function computing the formula, defined once in the cell."""
+    sigmoid = site.code(site.ref("mindspore.ops.sigmoid"))
+    name = site.define("tanh_via_sigmoid", lambda n: (
+        f"def {n}(input):\n"
+        f'    """tanh(x) = 2 * sigmoid(2x) - 1: MindSpore\'s CPU tanh is up to 1e-4 off."""\n'
+        f"    return 2 * {sigmoid}(2 * input) - 1\n"
+    ), ("torch.tanh", f"{F}.tanh"))
+    new = cst.Name(name)
+    site.edit("FUN018", new, detail=f"{site.api} -> {name}, a function computing 2 * ops.sigmoid(2 * x) - 1")
+    return new
+
+
+def _tanh_class(site) -> str:
+    cell = site.code(site.ref("mindspore.nn.Cell"))
+    sigmoid = site.code(site.ref("mindspore.ops.sigmoid"))
+    return site.define("TanhViaSigmoid", lambda n: (
+        f"class {n}({cell}):\n"
+        f'    """PyTorch\'s nn.Tanh as tanh(x) = 2 * sigmoid(2x) - 1: MindSpore\'s CPU tanh is\n'
+        f'    up to 1e-4 off."""\n'
+        f"\n"
+        f"    def construct(self, input):\n"
+        f"        return 2 * {sigmoid}(2 * input) - 1\n"
+    ), ("torch.nn.Tanh",))
+
+
+def _tanh_layer(site):
+    """``nn.Tanh()`` -> ``TanhViaSigmoid()``, a Cell computing the formula."""
+    if site.updated.args:
+        return None
+    name = _tanh_class(site)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("FUN018", new, detail=f"nn.Tanh -> {name}, a Cell computing 2 * ops.sigmoid(2 * x) - 1")
+    return new
+
+
+def _tanh_layer_class(site):
+    """``nn.Tanh`` as a value (``act_fn=nn.Tanh``, called later): the Cell class."""
+    name = _tanh_class(site)
+    new = cst.Name(name)
+    site.edit("FUN018", new, detail=f"nn.Tanh -> {name}, a Cell computing 2 * ops.sigmoid(2 * x) - 1")
+    return new
+
+
+api("torch.nn.Tanh", rule="FUN018", handler=_tanh_layer, as_value=_tanh_layer_class,
+    returns="module:torch.nn.Tanh")
+
 for _qual in ("torch.tanh", f"{F}.tanh"):
-    # referenced without a call (an activation= argument): MindSpore's own tanh, flagged
     api(_qual, "mindspore.ops.tanh", rule="FUN018", sig=("input",),
-        unsupported={"out": "MindSpore functions return new tensors"}, handler=_tanh, returns=TENSOR)
+        unsupported={"out": "MindSpore functions return new tensors"}, handler=_tanh, returns=TENSOR,
+        as_value=_tanh_function)
 method("tanh", "FUN018", unambiguous=True, handler=_tanh_method)

@@ -1,5 +1,6 @@
 """Modules (CEL, MOD, INI, PRC001): nn.Module subclasses become Cells; containers, walks, init and precision."""
 
+import msmagic
 from tests.fast.codemod import assert_ports
 
 
@@ -98,13 +99,13 @@ def test_containers_renamed():
             import torch.nn as nn
             model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
             heads = nn.ModuleList([nn.Linear(3, 2), nn.Linear(3, 1)])
-            branches = nn.ModuleDict({'a': nn.ReLU(), 'b': nn.Tanh()})
+            branches = nn.ModuleDict({'a': nn.ReLU(), 'b': nn.Sigmoid()})
         """,
         """
             import mindspore.nn as nn
             model = nn.SequentialCell(nn.Dense(4, 3), nn.ReLU()).set_train()
             heads = nn.CellList([nn.Dense(3, 2), nn.Dense(3, 1)]).set_train()
-            branches = nn.CellDict({'a': nn.ReLU(), 'b': nn.Tanh()}).set_train()
+            branches = nn.CellDict({'a': nn.ReLU(), 'b': nn.Sigmoid()}).set_train()
         """,
         edits={"CEL003", "FUN013", "IMP001", "LAY001", "MOD003"},
     )
@@ -443,3 +444,62 @@ def test_children_walk_becomes_cells():
         """,
         edits={"CEL003", "CEL004", "IMP001", "LAY001", "MOD003"},
     )
+
+
+GRAYKODE_ATTENTION = """
+    import torch
+    import torch.nn as nn
+    class MultiHeadAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W_Q = nn.Linear(8, 8)
+        def forward(self, Q):
+            context = self.W_Q(Q)
+            if Q.dim() == 3:
+                context = nn.Linear(8, 8)(context)
+            return nn.LayerNorm(8)(context + Q)
+    class EncoderLayer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc_self_attn = MultiHeadAttention()
+        def forward(self, x):
+            return self.enc_self_attn(x)
+"""
+
+
+def test_a_random_layer_built_inside_forward_is_flagged_where_it_is_built_and_run():
+    from msmagic.engine.session import PortSession
+
+    from tests.fast.codemod import dedent
+
+    session = PortSession()
+    first = msmagic.port(dedent(GRAYKODE_ATTENTION), session=session)
+    flagged = [f for f in first.unsupported if f.rule_id == "MOD004"]
+    # the Linear (random weights), not the LayerNorm (ones and zeros in both frameworks)
+    assert [(f.line, f.api) for f in flagged] == [(10, "torch.nn.Linear")], first.unsupported
+    line = first.code.splitlines()[10]
+    assert "nn.Dense(8, 8)(context)  # msmagic: MOD004 Linear built at every forward call" in line
+    later = msmagic.port(dedent("""
+        model = EncoderLayer()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        def evaluate(m, x):
+            return m(x)
+        def run(x):
+            return model(x)
+        out = model(torch.ones(2, 3, 8))
+        for step in range(2):
+            y = run(torch.ones(2, 3, 8))
+        x = torch.ones(3)
+    """), session=session)
+    where = sorted((f.line, f.reason.split(",")[0]) for f in later.unsupported if f.rule_id == "MOD004")
+    assert where == [(7, "runs model"), (8, "calls run")], later.unsupported
+    assert "torch.nn.Linear in MultiHeadAttention.forward, through MultiHeadAttention" in later.unsupported[0].reason
+    # a class of the same name without the layer: nothing more is flagged
+    again = msmagic.port(dedent("""
+        class EncoderLayer(nn.Module):
+            def forward(self, x):
+                return x
+        model = EncoderLayer()
+        out = model(torch.ones(2))
+    """), session=session)
+    assert not again.unsupported, again.unsupported

@@ -846,10 +846,15 @@ def test_transformer_custom_activation():
         """
             import mindspore
             import mindspore.nn as nn
-            layer = nn.TransformerEncoderLayer(8, 2, activation=mindspore.ops.tanh)  # msmagic: FUN018 torch.tanh referenced, arguments not ported; ATN002 activation must be 'relu' or 'gelu' in MindSpore
+
+            def tanh_via_sigmoid(input):
+                \"\"\"tanh(x) = 2 * sigmoid(2x) - 1: MindSpore's CPU tanh is up to 1e-4 off.\"\"\"
+                return 2 * mindspore.ops.sigmoid(2 * input) - 1
+
+            layer = nn.TransformerEncoderLayer(8, 2, activation=tanh_via_sigmoid)  # msmagic: ATN002 activation must be 'relu' or 'gelu' in MindSpore
         """,
         edits={"ATN002", "FUN018", "IMP001"},
-        findings={"ATN002", "FUN018"},
+        findings={"ATN002"},
     )
 
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import mindspore as ms
+import msmagic
 from msmagic.parity_check import run_pair, to_numpy
 from tests.rules.support import findings, rules
 
@@ -380,3 +381,44 @@ def test_buffers_and_named_buffers_are_kept():
     assert run.torch_error is None and run.ms_error is None, run.explain()
     assert run.agree("count", "total", "y", "m.scale"), run.explain()
     assert not run.port.unsupported
+
+
+LAYER_IN_FORWARD = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W_Q = nn.Linear(8, 8)
+{init}
+    def forward(self, x):
+        context = self.W_Q(x)
+        output = {project}(context)
+        return nn.LayerNorm(8)(output + x)
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = Attention()
+    def forward(self, x):
+        return self.attn(x)
+model = Encoder()
+x = torch.randn(2, 3, 8)
+out = model(x)
+"""
+
+
+def test_a_layer_built_inside_forward_is_where_parity_differs_and_flagged_there():
+    """graykode's BERT and Transformer build their output projection inside forward: new
+    random weights at every call, drawn by each framework's own generator. The outputs
+    differ, and the statement where parity reports it carries the MOD004 finding; built
+    once in __init__, the same model matches."""
+    inline = msmagic.parity(LAYER_IN_FORWARD.format(init="", project="nn.Linear(8, 8)"))
+    assert inline.row("out").status != "match"
+    stmt = inline.first_divergence.statement
+    assert any(f.rule_id == "MOD004" and f.statement == stmt for f in inline.port.unsupported), \
+        (stmt, inline.port.unsupported)
+    fixed = msmagic.parity(LAYER_IN_FORWARD.format(init="        self.proj = nn.Linear(8, 8)", project="self.proj"))
+    assert fixed.ok, fixed.summary()
+    assert fixed.row("out").status == "match"
+    assert not [f for f in fixed.port.unsupported if f.rule_id == "MOD004"]

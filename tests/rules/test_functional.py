@@ -448,6 +448,38 @@ def test_tanh_agrees_to_the_parity_tolerance_over_the_whole_range():
     assert "FUN018" in {e.rule_id for e in run.port.edits}
 
 
+@pytest.mark.parametrize("spelling", [
+    "ACTIVATION = torch.tanh\nlayer = nn.Identity()",
+    "ACTIVATION = F.tanh\nlayer = nn.Identity()",
+    "ACTIVATION = nn.Tanh()\nlayer = nn.Tanh()",
+    "ACTIVATION = nn.Tanh()\nlayer = nn.Sequential(nn.Tanh(), nn.Identity())",
+])
+def test_tanh_as_a_value_and_as_a_layer_agrees_like_the_call(spelling):
+    """morvan's ``ACTIVATION = torch.tanh`` applied in a Module's forward, nn.Tanh layers
+    and an activation class passed to a constructor (``act_fn=nn.Tanh``): all compute the
+    formula, not MindSpore's CPU tanh (1e-4 off, above 1 near |x| = 5)."""
+    run = run_pair(
+        "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        + spelling + "\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, act_fn=nn.Tanh):\n"
+        "        super().__init__()\n"
+        "        self.act = act_fn()\n"
+        "    def forward(self, x):\n"
+        "        return self.act(layer(ACTIVATION(x)))\n"
+        "x = torch.linspace(-30, 30, 60001)\n"
+        "a = ACTIVATION(x)\n"
+        "b = Net()(x)\n"
+        "top = float(ACTIVATION(torch.tensor(5.0)))\n",
+        rtol=1e-5, atol=1e-5)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert all(r.status == "match" for r in run.rows), run.explain()
+    assert run.ms_ns["top"] <= 1.0
+    assert "ops.tanh" not in run.port.code and "nn.Tanh(" not in run.port.code
+    assert "act_fn=TanhViaSigmoid" in run.port.code
+    assert not run.port.unsupported, run.port.unsupported
+
+
 def test_smooth_l1_loss_function_averages_like_pytorch():
     # MindSpore's ops.smooth_l1_loss defaults to reduction='none'; PyTorch's to 'mean'. The
     # verification once missed it: PyTorch's first sample without keywords is 0-d, where
