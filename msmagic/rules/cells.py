@@ -85,7 +85,11 @@ register(
         PyTorch's ``modules=`` keyword is passed positionally, because ``CellList`` and
         ``CellDict`` silently ignore an unknown keyword and come out empty; and ``CellDict``
         refuses containers (``SequentialCell``, ``CellList``, ``CellDict``) and ``None`` as
-        values, which ``ModuleDict`` accepts, so such values are flagged. A container built
+        values, which ``ModuleDict`` accepts. A ``ModuleDict`` given a container (nanoGPT's
+        ``nn.ModuleDict(dict(wte=..., h=nn.ModuleList([...])))``) becomes ``ModuleDict``, a
+        Cell defined in the cell that holds any cells under their keys (``d["h"]`` and
+        ``d.h`` both work, and parameter names stay ``h.0.weight``); so does one given a
+        ``None`` value. A container built
         outside a Module subclass is also put in training mode (rule MOD003).
     """,
     seed="seeds/004 Submodule Management",
@@ -469,37 +473,83 @@ def _container(site):
             a = a.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT)
             site.changes.append("modules= passed positionally")
         args.append(a)
-    if site.api == "torch.nn.ModuleDict":
-        _check_dict_values(site)
-    new = site.updated.with_changes(func=site.ref(target), args=args)
+    func = site.ref(target)
+    if site.api == "torch.nn.ModuleDict" and _check_dict_values(site):
+        func = cst.Name(_module_dict_class(site))
+        target = f"{func.value}, a Cell holding any cells (CellDict refuses containers)"
+    new = site.updated.with_changes(func=func, args=args)
     site.edit("CEL003", new, detail=site.describe(f"{site.api} -> {target}"))
     return train_mode(site, new)
 
 
-def _check_dict_values(site):
-    """CellDict refuses containers and None as values (checked on MindSpore 2.10)."""
-    if not site.original.args:
-        return
-    value = site.original.args[0].value
+def _dict_items(value) -> list:
+    """The value expressions of a ModuleDict's argument: a dict display, ``dict(k=v, ...)``
+    or a list/tuple of (key, value) pairs; [] when they cannot be read."""
     if isinstance(value, cst.Dict):
-        items = [el.value for el in value.elements if isinstance(el, cst.DictElement)]
-    elif isinstance(value, (cst.List, cst.Tuple)):
-        items = [
-            el.value.elements[1].value for el in value.elements
-            if isinstance(el.value, cst.Tuple) and len(el.value.elements) == 2
-        ]
-    else:
-        return
-    for item in items:
-        none = isinstance(item, cst.Name) and item.value == "None"
-        if none or site.kind_of(item) in _CONTAINER_KINDS:
-            site.finding(
-                "CEL003",
-                f"{site.code(item).strip()}: mindspore.nn.CellDict raises TypeError for a "
-                "SequentialCell, CellList, CellDict or None value; wrap the value in a Cell "
-                "subclass or keep it as an attribute",
-                comment="CellDict cannot hold containers or None",
-            )
+        return [el.value for el in value.elements if isinstance(el, cst.DictElement)]
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return [el.value.elements[1].value for el in value.elements
+                if isinstance(el.value, cst.Tuple) and len(el.value.elements) == 2]
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+        items = [a.value for a in value.args if a.keyword is not None]
+        if len(value.args) == 1 and value.args[0].keyword is None:
+            items += _dict_items(value.args[0].value)
+        return items
+    return []
+
+
+def _check_dict_values(site) -> bool:
+    """True when a value is a container or None, which CellDict refuses (TypeError, checked
+    on MindSpore 2.10): the dict then becomes the defined class, which holds both."""
+    if not site.original.args:
+        return False
+    return any((isinstance(item, cst.Name) and item.value == "None") or site.kind_of(item) in _CONTAINER_KINDS
+               for item in _dict_items(site.original.args[0].value))
+
+
+def _module_dict_class(site) -> str:
+    cell = site.code(site.ref("mindspore.nn.Cell"))
+    return site.define("ModuleDict", lambda n: (
+        f"class {n}({cell}):\n"
+        f'    """PyTorch\'s nn.ModuleDict: named child cells of any kind, None included\n'
+        f'    (MindSpore\'s CellDict refuses SequentialCell, CellList, CellDict and None)."""\n'
+        f"\n"
+        f"    def __init__(self, modules=None):\n"
+        f"        super().__init__()\n"
+        f"        if modules is not None:\n"
+        f"            self.update(modules)\n"
+        f"\n"
+        f"    def update(self, modules):\n"
+        f"        for key, cell in dict(modules).items():\n"
+        f"            self[key] = cell\n"
+        f"\n"
+        f"    def __getitem__(self, key):\n"
+        f"        return self._cells[key]\n"
+        f"\n"
+        f"    def __setitem__(self, key, cell):\n"
+        f"        self.insert_child_to_cell(key, cell)\n"
+        f"\n"
+        f"    def __delitem__(self, key):\n"
+        f"        del self._cells[key]\n"
+        f"\n"
+        f"    def __contains__(self, key):\n"
+        f"        return key in self._cells\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return len(self._cells)\n"
+        f"\n"
+        f"    def __iter__(self):\n"
+        f"        return iter(self._cells)\n"
+        f"\n"
+        f"    def keys(self):\n"
+        f"        return self._cells.keys()\n"
+        f"\n"
+        f"    def values(self):\n"
+        f"        return self._cells.values()\n"
+        f"\n"
+        f"    def items(self):\n"
+        f"        return self._cells.items()\n"
+    ), ("torch.nn.ModuleDict",))
 
 
 for _torch in _CONTAINERS:

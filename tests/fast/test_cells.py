@@ -2,6 +2,7 @@
 
 import msmagic
 from tests.fast.codemod import assert_ports
+from tests.fast.codemod import dedent as dedent_text
 
 
 def test_module_becomes_cell_with_construct():
@@ -503,3 +504,20 @@ def test_a_random_layer_built_inside_forward_is_flagged_where_it_is_built_and_ru
         out = model(torch.ones(2))
     """), session=session)
     assert not again.unsupported, again.unsupported
+
+
+def test_a_module_dict_of_containers_becomes_the_defined_module_dict():
+    """CellDict refuses containers and None; the dict(...) spelling nanoGPT and makemore
+    use is read like a dict display."""
+    result = msmagic.port(dedent_text("""
+        import torch.nn as nn
+        blocks = nn.ModuleDict(dict(wte=nn.Embedding(5, 2), h=nn.ModuleList([nn.Linear(2, 2)])))
+        plain = nn.ModuleDict({"a": nn.Linear(2, 2)})
+    """))
+    lines = result.code.splitlines()
+    assert "class ModuleDict(nn.Cell):" in lines
+    assert any(ln.startswith("blocks = ModuleDict(dict(wte=nn.Embedding(") and ln.endswith(".set_train()")
+               for ln in lines), result.code
+    assert "plain = nn.CellDict({\"a\": nn.Dense(2, 2)}).set_train()" in lines
+    assert not result.unsupported
+    assert msmagic.port(result.code).code == result.code

@@ -224,17 +224,18 @@ n_table = len(table)
     assert "modules=" not in run.port.code
 
 
-def test_module_dict_with_container_value_is_flagged():
+def test_module_dict_with_container_and_none_values_keeps_them():
     src = HEAD + """
+torch.manual_seed(0)
 blocks = nn.ModuleDict({"enc": nn.Sequential(nn.Linear(4, 2)), "skip": None})
+skipped = blocks["skip"] is None
+y = blocks["enc"](torch.ones(3, 4))
+n = len(blocks)
 """
-    run = run_pair(src)
-    assert run.torch_error is None
-    assert isinstance(run.ms_error, TypeError)  # what the finding warns about
-    flagged = [f for f in run.port.unsupported if f.rule_id == "CEL003"]
-    assert len(flagged) == 2 and flagged[0].line == 5
-    assert "# msmagic: CEL003" in run.port.code
-    ast.parse(run.port.code)
+    run = pair(src)
+    assert run.agree("skipped", "y", "n"), run.explain()
+    assert run.torch_ns["skipped"] is True and run.torch_ns["n"] == 2
+    assert "blocks = ModuleDict({" in run.port.code and not run.port.unsupported
 
 
 def test_state_dict_and_load_state_dict():
@@ -422,3 +423,51 @@ def test_a_layer_built_inside_forward_is_where_parity_differs_and_flagged_there(
     assert fixed.ok, fixed.summary()
     assert fixed.row("out").status == "match"
     assert not [f for f in fixed.port.unsupported if f.rule_id == "MOD004"]
+
+
+NANOGPT_DICT = """
+import torch
+import torch.nn as nn
+torch.manual_seed(0)
+class GPT(nn.Module):
+    def __init__(self, n_layer=2):
+        super().__init__()
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(10, 4),
+            h=nn.ModuleList([nn.Linear(4, 4) for _ in range(n_layer)]),
+            ln_f=nn.LayerNorm(4),
+        ))
+        self.heads = nn.ModuleDict({HEADS})
+    def forward(self, idx):
+        x = self.transformer.wte(idx)
+        for block in self.transformer.h:
+            x = x + block(x)
+        x = self.transformer["ln_f"](x)
+        return self.heads["a"](x) + self.heads.b(x)
+model = GPT()
+out = model(torch.tensor([[1, 2, 3]]))
+count = len(list(model.parameters()))
+keys = list(model.transformer.keys())
+has = "h" in model.transformer and "x" not in model.transformer
+size = len(model.heads)
+"""
+
+
+@pytest.mark.parametrize("heads", [
+    '{"a": nn.Sequential(nn.Linear(4, 2)), "b": nn.Linear(4, 2)}',
+    '[("a", nn.Sequential(nn.Linear(4, 2))), ("b", nn.Linear(4, 2))]',
+    'dict(a=nn.Sequential(nn.Linear(4, 2)), b=nn.Linear(4, 2))',
+])
+def test_a_module_dict_holding_containers_keeps_them(heads):
+    """nanoGPT's ``nn.ModuleDict(dict(wte=..., h=nn.ModuleList([...])))``: MindSpore's
+    CellDict raises TypeError for a CellList or SequentialCell value, so the dict becomes a
+    Cell defined in the cell that holds any cells; item and attribute access, iteration,
+    ``in``, ``len`` and the parameters (synchronised by name) all agree."""
+    run = pair(NANOGPT_DICT.replace("{HEADS}", heads))
+    assert run.agree("out", "count", "has", "size"), run.explain()
+    assert run.ms_ns["keys"] == run.torch_ns["keys"] == ["wte", "h", "ln_f"]
+    params = [r for r in run.rows if r.name.startswith("model.")]
+    assert len(params) == 11 and all(r.status == "match" for r in params), run.explain()
+    assert "self.transformer = ModuleDict(dict(" in run.port.code
+    assert "self.heads = ModuleDict(" in run.port.code and "nn.CellDict(" not in run.port.code
+    assert not run.port.unsupported, run.port.unsupported
