@@ -406,10 +406,9 @@ def _runs_a_model_building_layers(ctx, original, updated):
         if words:
             owners[original.name.value] = (owners[sorted(words)[0]][0], "function")
         return updated
-    if isinstance(original, cst.SimpleStatementLine):  # model = BERT(): model is one
-        for small in original.body:
-            if not isinstance(small, cst.Assign):
-                continue
+    made_here = False
+    for small in descendants(original):  # model = BERT(): model is one (in an `if` block too)
+        if type(small) is cst.Assign:
             value = small.value
             made = (owners[value.func.value][0] if isinstance(value, cst.Call) and type(value.func) is cst.Name
                     and owners.get(value.func.value, ("", ""))[1] == "class" else None)
@@ -419,8 +418,9 @@ def _runs_a_model_building_layers(ctx, original, updated):
                         owners[t.target.value] = (made, "instance")
                     elif owners.get(t.target.value, ("", ""))[1] == "instance":
                         owners.pop(t.target.value)  # the name now holds something else
-            if made is not None:
-                return updated
+            made_here = made_here or made is not None
+    if made_here and isinstance(original, cst.SimpleStatementLine):
+        return updated
     if not words:
         return updated
     runs = [n.func.value for n in descendants(original) if type(n) is cst.Call and type(n.func) is cst.Name

@@ -36,7 +36,7 @@ def test_backward_through_a_chain_with_print():
             import torch
             w = torch.ones(3, requires_grad=True)
             c = torch.tensor([0.5, 1.0, 2.0])
-            h = torch.exp(w * c)
+            h = torch.sqrt(w * c)
             s = torch.log(h.sum() + 1.0)
             s.backward()
             print(w.grad)
@@ -45,10 +45,10 @@ def test_backward_through_a_chain_with_print():
             import mindspore
             w = mindspore.ops.ones(3)
             c = mindspore.Tensor([0.5, 1.0, 2.0])
-            h = mindspore.ops.exp(w * c)
+            h = mindspore.ops.sqrt(w * c)
             s = mindspore.ops.log(h.sum() + 1.0)
             def _s_fn(w):
-                h = mindspore.ops.exp(w * c)
+                h = mindspore.ops.sqrt(w * c)
                 s = mindspore.ops.log(h.sum() + 1.0)
                 return s
             _w_grad = mindspore.grad(_s_fn, grad_position=0)(w)
@@ -369,9 +369,17 @@ def test_functional_jacobian_hessian_jvp():
             v = mindspore.Tensor([1.0, 0.5, -1.0])
             J = mindspore.jacrev(mindspore.ops.sin)(x)
             H = mindspore.jacfwd(mindspore.jacrev(mindspore.ops.sum))(x)
-            out, jv = mindspore.jvp(mindspore.ops.exp, x, v)
+
+            def exp_in_float64(input):
+                \"\"\"exp computed in float64 and rounded to float32 (PyTorch's result type for float32,
+                integer and bool input): MindSpore's CPU float32 exp is up to 2.3e-5 relative off.\"\"\"
+                if input.dtype in (mindspore.float16, mindspore.bfloat16, mindspore.float64):
+                    return mindspore.ops.exp(input)
+                return mindspore.ops.exp(input.astype(mindspore.float64)).astype(mindspore.float32)
+
+            out, jv = mindspore.jvp(exp_in_float64, x, v)
         """,
-        edits={"DAT001", "FUN001", "FUN013", "IMP001", "UTL001"},
+        edits={"DAT001", "FUN001", "FUN019", "IMP001", "UTL001"},
     )
 
 

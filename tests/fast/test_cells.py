@@ -495,6 +495,14 @@ def test_a_random_layer_built_inside_forward_is_flagged_where_it_is_built_and_ru
     where = sorted((f.line, f.reason.split(",")[0]) for f in later.unsupported if f.rule_id == "MOD004")
     assert where == [(7, "runs model"), (8, "calls run")], later.unsupported
     assert "torch.nn.Linear in MultiHeadAttention.forward, through MultiHeadAttention" in later.unsupported[0].reason
+    # graykode's whole script under ``if __name__ == '__main__':`` (one statement)
+    script = msmagic.port(dedent("""
+        if __name__ == '__main__':
+            net = EncoderLayer()
+            for epoch in range(2):
+                out = net(torch.ones(2, 3, 8))
+    """), session=session)
+    assert [(f.line, f.reason.split(",")[0]) for f in script.unsupported] == [(1, "runs net")], script.unsupported
     # a class of the same name without the layer: nothing more is flagged
     again = msmagic.port(dedent("""
         class EncoderLayer(nn.Module):
