@@ -176,6 +176,8 @@ def compare_name(name, tns, mns, rtol, atol, statement, ms_name: Callable = _sam
             return []  # a stateless layer (a loss, an activation): nothing to compare
         if is_torch_module(tv) and not list(tv.parameters()) and callable(mv) and not is_cell(mv):
             return []  # a loss ported to a function (its weight is a constant): compared by its values
+        if not is_torch_module(tv) and callable(tv) and is_cell(mv) and not list(mv.get_parameters()):
+            return []  # a function ported to a parameterless Cell (torch.exp -> exp_in_float64): by its values
         return [Row(name, NOT_COMPARABLE, statement=statement, note="module on one side only")]
     if not (comparable(tv) or comparable(mv)):
         return []

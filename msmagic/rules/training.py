@@ -2240,14 +2240,59 @@ def _unported_grad_reads(ctx, original, updated):
                     node=node, api="Tensor.grad", comment=f"{read} not ported")
 
 
+def _earlier_backward(ctx) -> dict:
+    """{"backward": its code} while the last top-level ``backward()`` of an earlier cell (or
+    of this one) was left as PyTorch: the gradients it would have stored do not exist on the
+    MindSpore side."""
+    return ctx.session_memory("unported_backward")
+
+
+def _grad_reads_after_earlier_backward(ctx, original, updated) -> None:
+    """makemore's backprop exercise: cell 10 calls ``loss.backward()`` (flagged: left as
+    PyTorch), cells 11-19 compare their hand-derived gradients with ``t.grad``, directly or
+    through ``cmp(...)`` defined in an earlier cell. With no backward earlier in this cell,
+    each such read (or call of a function that reads ``.grad``) is flagged."""
+    if ctx.functions or not isinstance(original, cst.SimpleStatementLine):
+        return
+    if any(_first_backward(ctx, body) < at for body, at in ctx.blocks):
+        return  # this cell's own backward: _unported_grad_reads decides
+    where = _earlier_backward(ctx).get("backward")
+    code = _code(original)
+    reads = []
+    if ".grad" in code:
+        before, loads = _GradLoads(), _GradLoads()
+        original.visit(before)
+        updated.visit(loads)
+        kept = {r for r, n in zip(before.found, before.nodes) if ctx.resolve(n) is None}
+        reads = [(f"{r} is read", r) for r in dict.fromkeys(loads.found) if r in kept]
+    for n in descendants(original):
+        if type(n) is cst.Call and type(n.func) is cst.Name:
+            fdef = ctx.function_definition(n.func.value)
+            if fdef is not None and ".grad" in _code(fdef) and ".backward(" not in _code(fdef):
+                reads.append((f"{n.func.value}(...) reads .grad", f"{n.func.value}(...)"))
+    for what, short in dict.fromkeys(reads):
+        ctx.finding("TRN004", f"{what} after {where} of an earlier cell, which the port left as PyTorch (see the "
+                    "finding there): its gradients were not computed on the MindSpore side, and a MindSpore "
+                    "tensor has no .grad", node=original.body[0], api="Tensor.grad",
+                    comment=f"{short} reads a .grad that was not computed")
+
+
 def _remember(ctx, original, updated):
     """Record what a top-level statement did to the modules' gradients (``_Grads``)."""
     if ctx.torch_in_scope and ctx.blocks:
         _unported_grad_reads(ctx, original, updated)
+        if _earlier_backward(ctx):
+            _grad_reads_after_earlier_backward(ctx, original, updated)
     if ctx.depth != 0 or not ctx.torch_in_scope:
         return updated
     mem = _memory(ctx)
     code = _code(original)
+    if ".backward(" in code and not isinstance(original, (cst.FunctionDef, cst.ClassDef)):
+        if ".backward(" in _code(updated):
+            call = next((n for n in descendants(original) if _is_backward_call(n)), None)
+            _earlier_backward(ctx)["backward"] = _code(call).strip() if call is not None else "backward()"
+        else:
+            _earlier_backward(ctx).pop("backward", None)
     seq = next_seq()
     for root in _changed_roots(original):  # a module, or an optimizer stepping one
         fact = mem.get(root)

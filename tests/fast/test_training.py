@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.fast.codemod import assert_ports, port
+import msmagic
+from tests.fast.codemod import assert_ports, dedent, port
 
 
 def test_sgd_loop_with_aux_prediction():
@@ -908,3 +909,48 @@ def test_forward_function_starts_where_the_model_is_read():
     assert "def forward_fn(x, y):\n    h = embed(x)\n" in code
     assert "    x = one_hot(x)\n    (loss, h, out), grads = grad_fn(x, y)\n    optimizer(grads)\n" in code
     assert "msmagic:" not in code
+
+
+BACKPROP_EXERCISE = [
+    """
+        import torch
+        def cmp(name, dt, t):
+            return name, bool(torch.allclose(dt, t.grad))
+        w = torch.randn(3, requires_grad=True)
+        x = torch.ones(3)
+        loss = (w * x).sum()
+    """,
+    """
+        x = torch.zeros(3)
+        loss.backward()
+    """,
+    """
+        ok = cmp('w', torch.ones(3), w)
+        g = w.grad
+        n = len([1, 2])
+    """,
+]
+
+
+def test_grad_read_in_a_later_cell_after_a_backward_left_as_pytorch_is_flagged():
+    """makemore's backprop exercise: the backward of one cell is left as PyTorch (GRD006:
+    a name of its forward was reassigned), later cells read ``t.grad`` directly and through
+    ``cmp(...)`` of the first cell: each read is flagged, nothing else is."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    results = [msmagic.port(dedent(cell), session=session) for cell in BACKPROP_EXERCISE]
+    assert {"GRD006", "TRN004"} <= {f.rule_id for f in results[1].unsupported}
+    later = sorted((f.line, f.rule_id, f.reason.split(" after ")[0]) for f in results[2].unsupported)
+    assert later == [(1, "TRN004", "cmp(...) reads .grad"), (2, "TRN004", "w.grad is read")], later
+    assert "# msmagic: TRN004 cmp(...) reads a .grad that was not computed" in results[2].code
+    # a later cell whose own backward is ported reads its own gradients: nothing flagged
+    again = msmagic.port(dedent("""
+        w2 = torch.randn(3, requires_grad=True)
+        loss2 = (w2 ** 2).sum()
+        loss2.backward()
+        g2 = w2.grad
+    """), session=session)
+    assert not again.unsupported, again.unsupported
+    after = msmagic.port(dedent("g3 = w2.grad\n"), session=session)
+    assert not after.unsupported, after.unsupported
