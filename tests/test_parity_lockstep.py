@@ -139,3 +139,45 @@ def test_draws_in_a_function_called_in_a_loop_are_replayed():
     report = msmagic.parity(source)
     assert report.ok, report.summary()
     assert report.row("total").status == MATCH
+
+
+DYNAMIC_NET = """
+import random
+import torch
+random.seed(3)
+torch.manual_seed(0)
+class DynamicNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_linear = torch.nn.Linear(6, 5)
+        self.middle_linear = torch.nn.Linear(5, 5)
+        self.output_linear = torch.nn.Linear(5, 2)
+    def forward(self, x):
+        h = self.input_linear(x).clamp(min=0)
+        for _ in range(random.randint(0, 3)):
+            h = self.middle_linear(h).clamp(min=0)
+        return self.output_linear(h)
+model = DynamicNet()
+x, y = torch.randn(8, 6), torch.randn(8, 2)
+criterion = torch.nn.MSELoss(reduction='sum')
+optimizer = torch.optim.SGD(model.parameters(), lr=1e-3{MOMENTUM})
+for t in range(12):
+    loss = criterion(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_parameter_without_gradient_under_momentum_is_the_reported_difference():
+    """jcjohnson's dynamic net: a forward that skips middle_linear leaves PyTorch's gradients
+    None; PyTorch's SGD with momentum skips those parameters, MindSpore's steps them with
+    zeros and its momentum moves them. Parity names that as the difference (both sides draw
+    the same depths: Python's random state is shared per statement); plain SGD agrees."""
+    momentum = msmagic.parity(DYNAMIC_NET.replace("{MOMENTUM}", ", momentum=0.9"))
+    assert not momentum.ok
+    row = momentum.row("optimizer: parameters without gradient")
+    assert row.status != MATCH and "PyTorch had no gradient" in row.note, row.note
+    assert momentum.first_divergence.names[0] == "optimizer: parameters without gradient"
+    plain = msmagic.parity(DYNAMIC_NET.replace("{MOMENTUM}", ""))
+    assert plain.ok, (plain.summary(), [(r.name, r.note) for r in plain.rows if r.status != MATCH])

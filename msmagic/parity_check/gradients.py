@@ -98,6 +98,13 @@ class GradientLink:
         self.missed = 0  # MindSpore steps with no recorded PyTorch step to follow
         self.worst: Optional[Row] = None  # the largest gradient difference seen
         self.first_bad: Optional[tuple[int, Row]] = None  # (step number, row) of the first failure
+        #: does the PyTorch optimizer keep state (momentum, weight decay, Adam's moments)? Then a
+        #: parameter PyTorch left without a gradient (None: unused by that forward) is skipped
+        #: by PyTorch's step but still moved by MindSpore's, which steps it with zeros
+        defaults = getattr(torch_opt, "defaults", {}) or {}
+        self.stateful = not (type(torch_opt).__name__ == "SGD" and not defaults.get("momentum")
+                             and not defaults.get("weight_decay"))
+        self.first_unused: Optional[tuple[int, int]] = None  # (step number, parameters without gradient)
         self.torch_optimizer = weakref.ref(torch_opt)
         self._handle = torch_opt.register_step_pre_hook(self._record)
 
@@ -142,6 +149,9 @@ class GradientLink:
         out = list(grads)
         step_norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64)))
                                       for g in recorded if g is not None and g.dtype.kind == "f")))
+        unused = sum(1 for index in self.pairs if index is not None and recorded[index] is None)
+        if unused and self.stateful and self.first_unused is None:
+            self.first_unused = (self.taken, unused)
         for k, (index, mine) in enumerate(zip(self.pairs, grads)):
             theirs = recorded[index] if index is not None else None
             if theirs is None:
@@ -185,11 +195,12 @@ class GradientLink:
 
     def reset(self) -> None:
         self.taken = self.missed = self.dropped = 0
-        self.first_bad = self.worst = None
+        self.first_bad = self.worst = self.first_unused = None
 
     def report(self, run, statement: int) -> Optional[Row]:
         """Say what the MindSpore side of one parity step took; the failing row, if any."""
         taken, missed, bad, worst, dropped = self.taken, self.missed, self.first_bad, self.worst, self.dropped
+        unused = self.first_unused
         self.reset()
         if not taken and not missed:
             return None
@@ -208,6 +219,17 @@ class GradientLink:
         if self.name not in run.synchronised:
             run.synchronised.append(self.name)
         run.sync_reasons[self.name] = reason
+        if unused is not None:
+            number, count = unused
+            row = Row(f"{self.name}: parameters without gradient", DIFFERS, statement=statement)
+            row.note = (f"at optimizer step {number}, PyTorch had no gradient (None: that forward pass did not "
+                        f"use them) for {count} parameter{'s' if count != 1 else ''}; PyTorch's optimizer skips "
+                        "such a parameter, MindSpore's steps it with a zero gradient, so its momentum, weight "
+                        "decay or Adam moments still move it: the weights differ from there on (a difference "
+                        "of the two frameworks' optimizers the port cannot remove)")
+            if bad is not None:
+                row.note += f"; the gradients differ from step {bad[0]} on"
+            return row
         if bad is None:
             return None
         number, row = bad
