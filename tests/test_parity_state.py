@@ -767,3 +767,35 @@ def test_a_list_of_models_and_their_optimizers_are_synchronised():
     assert any(s.startswith("nets: parameters and buffers of its 2 modules") for s in report.synchronised)
     assert any(s.startswith("opts[1]: PyTorch's gradients used for 3 steps") for s in report.synchronised)
     assert report.row("losses").status == "match"
+
+
+def test_objects_holding_tensors_a_failed_statement_read_are_stale(ip):
+    """makemore's hand-written layers: the training loop (failing on the MindSpore side)
+    updated the tensors of ``parameters`` and of the ``model`` object in place on the
+    PyTorch side; a later cell reading ``model`` is told its MindSpore weights may be
+    behind. A tensor the statement only read (``x``) is not."""
+    ip.user_ns["broken"] = src("""
+        import mindspore
+        class Layer:
+            def __init__(self):
+                self.weight = mindspore.ops.ones(3)
+        model = Layer()
+        parameters = [model.weight]
+        x = mindspore.ops.ones(3)
+        for p in parameters:
+            p.add_(x * not_defined_anywhere * model.weight)
+    """)
+    failed, _ = parity_cell(ip, src("""
+        import torch
+        class Layer:
+            def __init__(self):
+                self.weight = torch.ones(3)
+        model = Layer()
+        parameters = [model.weight]
+        x = torch.ones(3)
+        for p in parameters:
+            p.add_(x * 0.5 * model.weight)
+    """), "--against broken")
+    assert failed.ms_error is not None and failed.ms_error.type == "NameError"
+    rep, _ = parity_cell(ip, "w = model.weight * x\nq = parameters[0] + 1\n")
+    assert {"model", "parameters"} <= set(rep.stale) and "x" not in rep.stale, rep.stale

@@ -80,6 +80,8 @@ class ShadowState:
             # (trained, initialised)
             names = set(step.bound)
             names |= {n for n in step.names if _module(tns.get(n)) or _module(mns.get(n))}
+            if step.index == stopped:  # tensors it may have updated in place (hand-written training)
+                names |= {n for n in step.names if _holds_tensors(tns.get(n)) and not _is_tensor(tns.get(n))}
             for name in names:
                 if not name.startswith("_") and (name in tns or name in mns):
                     self.stale[name] = stale
@@ -110,6 +112,29 @@ def ms_stopped(run) -> Optional[int]:
     if run.ms_timeout_statement is not None:
         return run.ms_timeout_statement
     return run.interrupted_step
+
+
+def _is_tensor(value) -> bool:
+    return type(value).__name__ in ("Tensor", "Parameter") and type(value).__module__.startswith("torch")
+
+
+def _holds_tensors(value, depth: int = 0) -> bool:
+    """Is ``value`` a PyTorch tensor, or a list, tuple, dict or plain object holding one
+    (makemore's ``parameters`` list, its hand-written ``Sequential`` of layer objects)? A
+    statement that failed on the MindSpore side may have updated those in place on the
+    PyTorch side (``p.data += -lr * p.grad``)."""
+    if value is None or depth > 2:
+        return False
+    if _is_tensor(value):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensors(v, depth + 1) for v in value[:16])
+    if isinstance(value, dict):
+        return any(_holds_tensors(v, depth + 1) for v in list(value.values())[:16])
+    if depth < 2 and hasattr(value, "__dict__") and not isinstance(value, type) and \
+            not type(value).__module__.startswith(("torch", "numpy", "mindspore", "builtins", "IPython")):
+        return any(_holds_tensors(v, depth + 1) for v in list(vars(value).values())[:16])
+    return False
 
 
 def _module(value) -> bool:
