@@ -1567,14 +1567,17 @@ register(
         6e-8), so a softmax written by hand (makemore's ``counts = logits.exp()``) or any
         value built on ``exp`` differs from PyTorch beyond the 1e-5 a parity check allows.
         Computed in float64 and rounded to float32, it is within 1.2e-7 of PyTorch's. So
-        ``torch.exp(x)`` and ``x.exp()`` (and ``torch.exp`` passed as a value) become
-        ``exp_in_float64(x)``, an instance of a Cell defined in the cell: float32 input (and
-        integer or bool input, which PyTorch's exp turns into float32) goes through float64
-        and back; float16, bfloat16 and float64 input use ``ops.exp`` directly. Its gradient
-        is PyTorch's formula, the incoming gradient times the float32 result (a custom
-        ``bprop``), so hand-derived gradients compared with autograd's (makemore's backprop
-        exercise) agree bit for bit as they do in PyTorch; ``grad``, ``value_and_grad``,
-        ``jvp``, ``jacrev``, second derivatives and ``mindspore.jit`` all work through it.
+        ``torch.exp(x)`` and ``x.exp()`` become ``exp_in_float64(x)``, a function defined
+        in the cell: float32 input (and integer
+        or bool input, which PyTorch's exp turns into float32) goes through float64 and
+        back; float16, bfloat16 and float64 input use ``ops.exp`` directly. The casts are
+        differentiable: the gradient is computed in float64 too (more exact than PyTorch's
+        float32 ``grad * result``, within float32 rounding of it); ``grad``,
+        ``value_and_grad`` and ``jacrev`` work through it. ``torch.exp`` passed as a value
+        (``jvp(torch.exp, x, v)``) stays MindSpore's own ``ops.exp``: ``jvp``/``jacfwd``
+        compile the function they are given from its source file, which a function defined
+        in a notebook cell or run by ``exec`` does not have (the same holds for a Cell with a
+        custom ``bprop``, which would otherwise reproduce PyTorch's rounding of the gradient).
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
@@ -1596,21 +1599,14 @@ register(
 
 def _exp_function_name(site) -> str:
     ms = site.code(site.ref("mindspore"))
-    cls = site.define("ExpInFloat64", lambda n: (
-        f"class {n}({ms}.nn.Cell):\n"
+    return site.define("exp_in_float64", lambda n: (
+        f"def {n}(input):\n"
         f'    """exp computed in float64 and rounded to float32 (PyTorch\'s result type for float32,\n'
-        f'    integer and bool input): MindSpore\'s CPU float32 exp is up to 2.3e-5 relative off.\n'
-        f'    The gradient is PyTorch\'s: the incoming gradient times the float32 result."""\n'
-        f"\n"
-        f"    def construct(self, input):\n"
-        f"        if input.dtype in ({ms}.float16, {ms}.bfloat16, {ms}.float64):\n"
-        f"            return {ms}.ops.exp(input)\n"
-        f"        return {ms}.ops.exp(input.astype({ms}.float64)).astype({ms}.float32)\n"
-        f"\n"
-        f"    def bprop(self, input, out, dout):\n"
-        f"        return (dout * out,)\n"
+        f'    integer and bool input): MindSpore\'s CPU float32 exp is up to 2.3e-5 relative off."""\n'
+        f"    if input.dtype in ({ms}.float16, {ms}.bfloat16, {ms}.float64):\n"
+        f"        return {ms}.ops.exp(input)\n"
+        f"    return {ms}.ops.exp(input.astype({ms}.float64)).astype({ms}.float32)\n"
     ), ("torch.exp",))
-    return site.define("exp_in_float64", lambda n: f"{n} = {cls}()\n", ("torch.exp",))
 
 
 def _exp_call(site, x):
@@ -1634,9 +1630,11 @@ def _exp_method(site):
 
 
 def _exp_value(site):
-    name = _exp_function_name(site)
-    new = cst.Name(name)
-    site.edit("FUN019", new, detail=f"torch.exp -> {name}: MindSpore's CPU float32 exp is up to 2.3e-5 off")
+    """``torch.exp`` passed as a value (``jvp(torch.exp, x, v)``): MindSpore's own
+    ``ops.exp``. Functional transforms compile the function they are given from its source
+    file, which a function defined in a notebook cell (or code run by ``exec``) lacks."""
+    new = site.ref("mindspore.ops.exp")
+    site.edit("FUN019", new, detail="torch.exp -> mindspore.ops.exp (passed as a value: MindSpore's own exp)")
     return new
 
 
