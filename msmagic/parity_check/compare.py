@@ -84,6 +84,8 @@ def to_numpy(v):
     """A NumPy array for a tensor of either framework or an array; None otherwise."""
     import numpy as np
 
+    if isinstance(v, type):  # a class (``f = torch.tensor`` ports to mindspore.Tensor)
+        return None
     mod = type(v).__module__
     if mod.startswith("torch") and hasattr(v, "detach"):  # not torch.device/dtype
         t = v.detach().cpu()

@@ -211,10 +211,24 @@ register(
 )
 
 
+def _tensor_mapped(site):
+    """``map(torch.tensor, (x_train, y_train, ...))`` (the nn tutorial): each item is data
+    (an array or a list), which ``mindspore.Tensor`` turns into a tensor of the same dtype;
+    elsewhere a reference is flagged (arguments given later are not ported)."""
+    calls = site.enclosing_calls
+    call = calls[-1] if calls else None
+    if not (call is not None and isinstance(call.func, cst.Name) and call.func.value == "map"
+            and len(call.args) >= 2 and call.args[0].value is site.original and call.args[0].keyword is None):
+        return None
+    new = site.ref("mindspore.Tensor")
+    site.edit("DAT001", new, detail="map(torch.tensor, ...) -> map(mindspore.Tensor, ...): each item is data")
+    return new
+
+
 api("torch.tensor", "mindspore.Tensor", rule="DAT001", sig=("data",),
     rename={"data": "input_data"}, ms_sig=("input_data", "dtype"),
     drop={"device": DEVICE_ARG_RULE, "pin_memory": DEVICE_ARG_RULE, "requires_grad": "DAT001"},
-    returns="tensor")
+    as_value=_tensor_mapped, returns="tensor")
 api("torch.from_numpy", "mindspore.from_numpy", rule="DAT002", returns="tensor")
 
 

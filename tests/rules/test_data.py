@@ -358,3 +358,21 @@ def test_typed_tensor_mapped_over_zipped_batches():
     """), "input_ids", "segment_ids", "is_next", "halves", "scores", rule="DAT007")
     assert "import torch" not in run.port.code
     assert run.row("input_ids").ms_dtype == "Int64" and run.row("scores").ms_dtype == "Float32"
+
+
+def test_torch_tensor_mapped_over_arrays_and_referenced_as_a_value():
+    """The nn tutorial's ``x_train, y_train, ... = map(torch.tensor, (x_train, y_train, ...))``:
+    each item is data, mindspore.Tensor gives the same values and dtypes, nothing is
+    flagged; ``f = torch.tensor`` elsewhere is flagged (arguments given later are not
+    ported), and parity compares around the class it binds instead of failing on it."""
+    run = run_pair(
+        "import numpy as np\nimport torch\n"
+        "x_train, y_train = np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 0])\n"
+        "x_train, y_train, lst = map(torch.tensor, (x_train, y_train, [[1.0, 2.0]]))\n"
+        "s = x_train.sum() + y_train.sum() + lst.sum()\n"
+        "f = torch.tensor\n")
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("x_train", "y_train", "lst", "s"), run.explain()
+    assert str(run.ms_ns["y_train"].dtype) == "Int64"
+    assert "map(mindspore.Tensor, (x_train, y_train, [[1.0, 2.0]]))" in run.port.code
+    assert [(f.line, f.rule_id) for f in run.port.unsupported] == [(6, "DAT001")]
