@@ -181,3 +181,53 @@ def test_a_parameter_without_gradient_under_momentum_is_the_reported_difference(
     assert momentum.first_divergence.names[0] == "optimizer: parameters without gradient"
     plain = msmagic.parity(DYNAMIC_NET.replace("{MOMENTUM}", ""))
     assert plain.ok, (plain.summary(), [(r.name, r.note) for r in plain.rows if r.status != MATCH])
+
+
+HAND_WRITTEN = """
+import torch
+torch.manual_seed(0)
+x = torch.randn(32, 20)
+y = torch.randn(32, 3)
+w1 = torch.randn(20, 16, requires_grad=True)
+w2 = torch.randn(16, 3, requires_grad=True)
+parameters = [w1, w2]
+scale = 1.0
+def lossf(pred, target):
+    return ((pred - target) ** 2).sum()
+"""
+
+HAND_LOOP = """
+for t in range(40):
+    loss = lossf(torch.tanh(x @ w1) @ w2, y) * scale
+    for p in parameters:
+        p.grad = None
+    loss.backward()
+    for p in parameters:
+        p.data += -0.01 * p.grad
+"""
+
+
+def test_hand_written_training_takes_pytorchs_gradients_step_by_step():
+    """makemore's training (backward(), then ``p.data += -lr * p.grad`` over a list): each
+    mindspore.grad step is compared with the gradient PyTorch's backward() added and goes on
+    with PyTorch's, so the weights stay together."""
+    report = msmagic.parity(HAND_WRITTEN + HAND_LOOP)
+    assert report.ok, (report.summary(), [(r.name, r.note) for r in report.rows if r.status != MATCH])
+    assert "PyTorch's gradients used for 40 hand-written training steps" in _sync(report, "backward() steps")
+    assert report.row("w1").status == MATCH and report.row("loss").status == MATCH
+
+
+def test_a_wrong_forward_in_hand_written_training_shows_at_the_first_step(monkeypatch):
+    """A porting error, planted: the MindSpore side's tanh (2 * sigmoid(2x) - 1) computes
+    with 1.1x its input. The gradients differ at the first step, the report says so there,
+    and the steps go on with PyTorch's gradients."""
+    import mindspore
+
+    sigmoid = mindspore.ops.sigmoid
+    monkeypatch.setattr(mindspore.ops, "sigmoid", lambda v: sigmoid(v * 1.1))
+    report = msmagic.parity(HAND_WRITTEN + HAND_LOOP)
+    bad = [r for r in report.rows if r.name.endswith(": gradient")]
+    assert bad and "at hand-written step 1" in bad[0].note, [(r.name, r.note) for r in report.rows]
+    assert report.first_divergence is not None and bad[0].name in report.first_divergence.names
+    assert report.row("w1").status == MATCH  # the steps went on with PyTorch's gradients
+    assert report.row("loss").status != MATCH

@@ -20,6 +20,7 @@ compared as usual after the cell, so the optimizer's update rule is still checke
 from __future__ import annotations
 
 import collections
+import contextlib
 import weakref
 from typing import Optional
 
@@ -313,3 +314,180 @@ def _pair_by_name(torch_params, ms_params, tns, mns, params) -> Optional[list]:
     if any(i is None for i in pairs):
         return None
     return pairs
+
+
+# ----------------------------------------------------------------------------- hand-written training
+
+
+class HandGradients:
+    """Hand-written training in lockstep: makemore's ``loss.backward()`` then
+    ``p.data += -lr * p.grad``, jcjohnson's ``w1 -= learning_rate * w1.grad``.
+
+    There is no optimizer to link, and a loop of a few hundred such steps drifts apart by
+    float32 rounding alone (hand-derived cancellations, tanh saturation), so every later
+    value differs although the port is right. While the PyTorch side of a statement runs,
+    each ``Tensor.backward()`` records the gradient it added to every leaf tensor that
+    requires gradients and is held by a name of the namespace (or by a list or tuple a name
+    holds: ``parameters = [C, W1, ...]``). While the MindSpore side runs, each function
+    ``mindspore.grad(fn, grad_position=...)`` returns takes the next recorded step: the
+    gradients MindSpore computed for its arguments (found by the name that holds each one)
+    are compared with PyTorch's, and PyTorch's are used. A step whose arguments PyTorch
+    recorded nothing for (another name, another shape) stops the replay for the statement.
+    """
+
+    def __init__(self, rtol: float = 1e-5, atol: float = 1e-5) -> None:
+        self.name = "backward() steps"
+        self.rtol, self.atol = rtol, atol
+        self.pending: collections.deque = collections.deque()
+        self.taken = 0
+        self.worst: Optional[Row] = None
+        self.first_bad: Optional[tuple[int, Row]] = None
+        self.stopped = ""
+
+    # PyTorch side ---------------------------------------------------------------------
+
+    @staticmethod
+    def _leaves(tns: dict) -> dict:
+        """key (name, or (name, index)) -> torch leaf tensor requiring gradients."""
+        import torch
+
+        out = {}
+        for name, value in list(tns.items()):
+            if name.startswith("_"):
+                continue
+            if isinstance(value, torch.Tensor):
+                if value.requires_grad and value.is_leaf:
+                    out[name] = value
+            elif isinstance(value, (list, tuple)) and 0 < len(value) <= 256:
+                for i, v in enumerate(value):
+                    if isinstance(v, torch.Tensor) and v.requires_grad and v.is_leaf:
+                        out[(name, i)] = v
+        return out
+
+    @contextlib.contextmanager
+    def recording(self, tns: dict):
+        import torch
+
+        original = torch.Tensor.backward
+        pending = self.pending
+
+        def backward(tensor, *args, **kwargs):
+            leaves = HandGradients._leaves(tns)
+            before = {k: (None if t.grad is None else t.grad.detach().clone()) for k, t in leaves.items()}
+            result = original(tensor, *args, **kwargs)
+            step = {}
+            for k, t in leaves.items():
+                if t.grad is None:
+                    continue
+                g = t.grad.detach()
+                if before[k] is not None:
+                    g = g - before[k]
+                step[k] = g.cpu().numpy().copy()
+            pending.append(step)
+            return result
+
+        torch.Tensor.backward = backward
+        try:
+            yield
+        finally:
+            torch.Tensor.backward = original
+
+    # MindSpore side -------------------------------------------------------------------
+
+    @staticmethod
+    def _key(mns: dict, value):
+        for name, v in mns.items():
+            if v is value and not name.startswith("_"):
+                return name
+        for name, v in mns.items():
+            if isinstance(v, (list, tuple)) and not name.startswith("_") and len(v) <= 256:
+                for i, x in enumerate(v):
+                    if x is value:
+                        return (name, i)
+        return None
+
+    @contextlib.contextmanager
+    def replaying(self, mns: dict):
+        import mindspore
+
+        original = mindspore.grad
+        link = self
+
+        def grad(fn, grad_position=0, weights=None, has_aux=False, return_ids=False):
+            inner = original(fn, grad_position, weights, has_aux, return_ids)
+            if weights is not None or has_aux or return_ids:
+                return inner
+
+            def take(*args):
+                out = inner(*args)
+                return link._substitute(mns, args, grad_position, out)
+
+            return take
+
+        mindspore.grad = grad
+        try:
+            yield
+        finally:
+            mindspore.grad = original
+
+    def _substitute(self, mns: dict, args, positions, out):
+        import mindspore
+        import numpy as np
+
+        if self.stopped or not self.pending:
+            return out
+        single = isinstance(positions, int)
+        positions = (positions,) if single else tuple(positions)
+        grads = (out,) if single else tuple(out)
+        if len(grads) != len(positions) or any(p >= len(args) for p in positions):
+            return out
+        recorded = self.pending.popleft()
+        keys = [self._key(mns, args[p]) for p in positions]
+        theirs = [recorded.get(k) if k is not None else None for k in keys]
+        if any(t is None or t.size != to_numpy(g).size for t, g in zip(theirs, grads)):
+            missing = next(k for k, t in zip(keys, theirs) if t is None) if None in theirs else None
+            self.stopped = (f"a mindspore.grad step differentiates {missing or 'a value'} that PyTorch's "
+                            "backward() recorded no gradient for" if missing or None in theirs
+                            else "a gradient of another size than PyTorch's")
+            return out
+        self.taken += 1
+        step_norm = float(np.sqrt(sum(float(np.sum(np.square(t, dtype=np.float64))) for t in theirs)))
+        new = []
+        for key, t, g in zip(keys, theirs, grads):
+            row = GradientLink._compare(self, t, g, step_norm)
+            row.name = f"{key if isinstance(key, str) else f'{key[0]}[{key[1]}]'}: gradient"
+            if row.status == MATCH:
+                if self.worst is None or (row.max_abs or 0) > (self.worst.max_abs or 0):
+                    self.worst = row
+            elif self.first_bad is None:
+                self.first_bad = (self.taken, row)
+            new.append(mindspore.Tensor(t.reshape(tuple(g.shape)), dtype=g.dtype))
+        return new[0] if single else tuple(new)
+
+    def report(self, run, statement: int) -> Optional[Row]:
+        """After a statement: say how many hand-written steps took PyTorch's gradients; the
+        row of the first gradient that differed, if any."""
+        taken, bad, worst, stopped = self.taken, self.first_bad, self.worst, self.stopped
+        self.pending.clear()
+        self.taken, self.first_bad, self.worst, self.stopped = 0, None, None, ""
+        if not taken and not stopped:
+            return None
+        key = self.name
+        reason = f"PyTorch's gradients used for {taken} hand-written training step{'s' if taken != 1 else ''}"
+        if bad is None and taken:
+            size = worst.max_abs if worst is not None and worst.max_abs is not None else 0.0
+            reason += (f" (the gradients MindSpore computed agreed within {GRADIENT_RTOL:.0%} of each "
+                       f"gradient's norm; largest entry difference {size:.2g})")
+        if stopped:
+            reason += f"; then stopped: {stopped}"
+        if key not in run.synchronised:
+            run.synchronised.append(key)
+        run.sync_reasons[key] = reason
+        if bad is None:
+            return None
+        number, row = bad
+        row.statement = statement
+        row.status = DIFFERS
+        row.note = (f"at hand-written step {number} ({row.note}): the gradient MindSpore computed differs from "
+                    "PyTorch's (the forward pass or the loss differs); the step went on with PyTorch's")
+        return row
