@@ -343,7 +343,6 @@ class HandGradients:
         self.worst: Optional[Row] = None
         self.first_bad: Optional[tuple[int, Row]] = None
         self.stopped = ""
-        self.bytes = 0  # held by the recorded steps (at most MAX_BYTES)
 
     # PyTorch side ---------------------------------------------------------------------
 
@@ -370,14 +369,9 @@ class HandGradients:
         import torch
 
         original = torch.Tensor.backward
-        # a statement whose MindSpore side failed was never reported: start afresh
-        self.pending.clear()
-        self.taken, self.first_bad, self.worst, self.stopped, self.bytes = 0, None, None, "", 0
         pending = self.pending
 
         def backward(tensor, *args, **kwargs):
-            if self.bytes > MAX_BYTES:  # a long loop whose steps nothing took: stop recording
-                return original(tensor, *args, **kwargs)
             leaves = HandGradients._leaves(tns)
             before = {k: (None if t.grad is None else t.grad.detach().clone()) for k, t in leaves.items()}
             result = original(tensor, *args, **kwargs)
@@ -389,7 +383,6 @@ class HandGradients:
                 if before[k] is not None:
                     g = g - before[k]
                 step[k] = g.cpu().numpy().copy()
-                self.bytes += step[k].nbytes
             pending.append(step)
             return result
 
@@ -449,7 +442,6 @@ class HandGradients:
         if len(grads) != len(positions) or any(p >= len(args) for p in positions):
             return out
         recorded = self.pending.popleft()
-        self.bytes -= sum(g.nbytes for g in recorded.values())
         keys = [self._key(mns, args[p]) for p in positions]
         theirs = [recorded.get(k) if k is not None else None for k in keys]
         if any(t is None or t.size != to_numpy(g).size for t, g in zip(theirs, grads)):
@@ -477,7 +469,6 @@ class HandGradients:
         row of the first gradient that differed, if any."""
         taken, bad, worst, stopped = self.taken, self.first_bad, self.worst, self.stopped
         self.pending.clear()
-        self.bytes = 0
         self.taken, self.first_bad, self.worst, self.stopped = 0, None, None, ""
         if not taken and not stopped:
             return None
