@@ -206,8 +206,6 @@ class Synchroniser:
         #: modules a statement builds and calls before it ends (a script's
         #: ``if __name__ == "__main__":`` block builds the model and trains it)
         self.first_calls = FirstCalls()
-        #: hand-written training (backward() and updates by hand) in lockstep
-        self.hand = gradients.HandGradients(rtol, atol)
 
     @contextlib.contextmanager
     def torch_side(self, step, tns: dict):
@@ -219,7 +217,6 @@ class Synchroniser:
             if self.enabled:
                 stack.enter_context(self.draws.recording())
                 stack.enter_context(self.first_calls.recording(tns))
-                stack.enter_context(self.hand.recording(tns))
                 # the shuffled loaders it builds are linked, for the MindSpore side to follow
                 self._built = []
                 stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
@@ -237,7 +234,6 @@ class Synchroniser:
             if self.enabled:
                 stack.enter_context(self.draws.replaying(step.index))
                 stack.enter_context(self.first_calls.replaying(mns, self.params))
-                stack.enter_context(self.hand.replaying(mns))
                 # the loaders it builds follow the orders of those PyTorch built in the same place
                 built = iter(list(self._built))
                 stack.enter_context(_on_build(_ms_loader_class(),
@@ -325,9 +321,6 @@ class Synchroniser:
             return []
         run = self.run
         failed = [row for link in list(gradients.LINKS) if (row := link.report(run, step.index))]
-        hand = self.hand.report(run, step.index)
-        if hand is not None:
-            failed.append(hand)
         inits = any(initialiser(api) for api in random_apis(step.tags))
         if inits:
             self._initialisers(step, tns)
