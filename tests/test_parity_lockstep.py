@@ -181,3 +181,9 @@ def test_a_parameter_without_gradient_under_momentum_is_the_reported_difference(
     assert momentum.first_divergence.names[0] == "optimizer: parameters without gradient"
     plain = msmagic.parity(DYNAMIC_NET.replace("{MOMENTUM}", ""))
     assert plain.ok, (plain.summary(), [(r.name, r.note) for r in plain.rows if r.status != MATCH])
+    # morvan's BatchNorm tutorial: a layer the forward never uses (its gradient is None at
+    # every step) keeps zero momentum and Adam moments on both sides: nothing moves, no row
+    never = DYNAMIC_NET.replace("random.randint(0, 3)", "0").replace(
+        "torch.optim.SGD(model.parameters(), lr=1e-3{MOMENTUM})", "torch.optim.Adam(model.parameters(), lr=1e-3)")
+    unused = msmagic.parity(never)
+    assert unused.ok, (unused.summary(), [(r.name, r.note) for r in unused.rows if r.status != MATCH])

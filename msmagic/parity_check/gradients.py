@@ -104,6 +104,10 @@ class GradientLink:
         defaults = getattr(torch_opt, "defaults", {}) or {}
         self.stateful = not (type(torch_opt).__name__ == "SGD" and not defaults.get("momentum")
                              and not defaults.get("weight_decay"))
+        #: weight decay moves a parameter with a zero gradient from its first step on; momentum
+        #: and Adam's moments only once it has had a gradient (their state starts at zero)
+        self.decays = bool(defaults.get("weight_decay"))
+        self.had_grad: set = set()  # indices of the PyTorch parameters that had a gradient
         self.first_unused: Optional[tuple[int, int]] = None  # (step number, parameters without gradient)
         self.torch_optimizer = weakref.ref(torch_opt)
         self._handle = torch_opt.register_step_pre_hook(self._record)
@@ -149,9 +153,11 @@ class GradientLink:
         out = list(grads)
         step_norm = float(np.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64)))
                                       for g in recorded if g is not None and g.dtype.kind == "f")))
-        unused = sum(1 for index in self.pairs if index is not None and recorded[index] is None)
+        unused = sum(1 for index in self.pairs if index is not None and recorded[index] is None
+                     and (self.decays or index in self.had_grad))
         if unused and self.stateful and self.first_unused is None:
             self.first_unused = (self.taken, unused)
+        self.had_grad.update(index for index in self.pairs if index is not None and recorded[index] is not None)
         for k, (index, mine) in enumerate(zip(self.pairs, grads)):
             theirs = recorded[index] if index is not None else None
             if theirs is None:
@@ -223,7 +229,8 @@ class GradientLink:
             number, count = unused
             row = Row(f"{self.name}: parameters without gradient", DIFFERS, statement=statement)
             row.note = (f"at optimizer step {number}, PyTorch had no gradient (None: that forward pass did not "
-                        f"use them) for {count} parameter{'s' if count != 1 else ''}; PyTorch's optimizer skips "
+                        f"use them) for {count} parameter{'s' if count != 1 else ''} that had one before (or decay); "
+                        "PyTorch's optimizer skips "
                         "such a parameter, MindSpore's steps it with a zero gradient, so its momentum, weight "
                         "decay or Adam moments still move it: the weights differ from there on (a difference "
                         "of the two frameworks' optimizers the port cannot remove)")
