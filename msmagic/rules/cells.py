@@ -358,14 +358,13 @@ def _name_words(node) -> set:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _code(node)))
 
 
-@statement_hook("MOD004", cst.SimpleStatementLine, cst.Return, cst.If, cst.For, cst.While, cst.With)
+@statement_hook("MOD004", cst.SimpleStatementLine)
 def _layer_built_in_forward(ctx, original, updated):
-    """Flag a layer with random weights built by a statement of a Module's ``forward``."""
+    """Flag a layer with random weights built by a line of a Module's ``forward`` (the
+    lines inside its compound statements are visited on their own)."""
     fns = ctx.functions
     if not (ctx.in_module_class and len(fns) == 1 and fns[0].name.value == "forward"):
         return updated
-    if not isinstance(original, cst.SimpleStatementLine):
-        return updated  # a compound statement's body lines are flagged on their own
     for n in descendants(original):
         if type(n) is cst.Call:
             qual = _random_layer(ctx, n)

@@ -1487,17 +1487,24 @@ def _tanh_formula(site, x):
     return new
 
 
-def _tanh(site):
-    bound = site.bound()
-    if bound is None or len(bound) != 1 or bound[0][0] != "input":
-        return None
-    return _tanh_formula(site, bound[0][1].value)
+def _one_input(build):
+    """(function handler, method handler) porting ``torch.f(x)`` / ``x.f()`` through
+    ``build(site, x)``; other argument lists are left to the entry's table port."""
+    def function(site):
+        bound = site.bound()
+        if bound is None or len(bound) != 1 or bound[0][0] != "input":
+            return None
+        return build(site, bound[0][1].value)
+
+    def method_(site):
+        if site.updated.args:
+            return None
+        return build(site, site.receiver)
+
+    return function, method_
 
 
-def _tanh_method(site):
-    if site.updated.args:
-        return None
-    return _tanh_formula(site, site.receiver)
+_tanh, _tanh_method = _one_input(_tanh_formula)
 
 
 def _tanh_function(site):
@@ -1616,17 +1623,7 @@ def _exp_call(site, x):
     return new
 
 
-def _exp(site):
-    bound = site.bound()
-    if bound is None or len(bound) != 1 or bound[0][0] != "input":
-        return None
-    return _exp_call(site, bound[0][1].value)
-
-
-def _exp_method(site):
-    if site.updated.args:
-        return None
-    return _exp_call(site, site.receiver)
+_exp, _exp_method = _one_input(_exp_call)
 
 
 def _exp_value(site):
