@@ -632,6 +632,8 @@ class Walker(KindScope, cst.CSTTransformer):
                 out = e.handler(site)
                 if out is None:  # the handler could not port it: keep PyTorch, flagged
                     site.out = None
+                    if self._unbound_star_arguments(site):
+                        return self._keep_torch(site)
                     if not self.edit_log.has_finding(site.original):
                         return self.unmapped(site.original, site.updated, site.api, call=True)
                     return self._keep_torch(site)
@@ -646,7 +648,10 @@ class Walker(KindScope, cst.CSTTransformer):
         # Method
         if e.handler is not None:
             out = e.handler(site)
-            return site.updated if out is None else out
+            if out is None:
+                self._unbound_star_arguments(site)
+                return site.updated
+            return out
         func = site.updated.func
         if e.target:
             func = func.with_changes(attr=cst.Name(e.target))
@@ -690,6 +695,19 @@ class Walker(KindScope, cst.CSTTransformer):
         site.finding(rule, f"{site.api}(..., out={text}) inside an expression: an attribute or element cannot "
                      f"be bound there; the result is used, {text} is not updated", comment=f"out={text} not written")
         return new
+
+    def _unbound_star_arguments(self, site: Context) -> bool:
+        """A handler that needs the arguments by name got ``*args``/``**kwargs`` and could
+        not port the call: said once, at the call (True when that is why)."""
+        if not any(a.star for a in site.updated.args) or self.edit_log.has_finding(site.original):
+            return False
+        site.finding(
+            arguments.STAR_ARGS_RULE,
+            f"{site.api} needs its arguments by name to be ported, and * or ** hides them here; "
+            "the call was left as written (spell the arguments out, or port it by hand)",
+            comment="*args/**kwargs hide the arguments; not ported",
+        )
+        return True
 
     def _keep_torch(self, site: Context):
         if root_name(site.original.func) in self.state.imports.kept_torch_locals:

@@ -75,7 +75,7 @@ register(
 
 register(
     "IDX003",
-    "scatter becomes ops.scatter; reduce='add' uses tensor_scatter_elements",
+    "scatter becomes ops.scatter; reduce='add' is scatter_add",
     group=GROUP,
     why="""
         ``ops.scatter(input, axis, index, src)`` writes ``src`` (a tensor, or a float) like
@@ -83,8 +83,8 @@ register(
         positional arguments but silently ignores ``reduce=`` and rejects ``value=``, so all
         forms become ``ops.scatter``; ``value=`` becomes the ``src`` argument and an integer
         literal is written as a float (the CPU kernel only takes a float scalar, also for
-        integer tensors). ``reduce='add'`` becomes ``ops.tensor_scatter_elements(...,
-        reduction='add')``; ``reduce='multiply'`` has no CPU counterpart and is flagged.
+        integer tensors). ``reduce='add'`` is ``scatter_add`` and is ported as IDX004 ports it
+        (``scatter_add_in_order``); ``reduce='multiply'`` has no CPU counterpart and is flagged.
         ``x.scatter_(...)`` becomes ``x = ops.scatter(x, ...)`` (see API003 for aliasing).
         MindSpore needs ``index`` and ``src`` of the same shape; PyTorch also accepts a
         larger ``src`` (MindSpore then raises). When several indices hit the same element
@@ -110,24 +110,37 @@ register(
 
 register(
     "IDX004",
-    "scatter_add becomes ops.tensor_scatter_elements(..., reduction='add')",
+    "scatter_add sums duplicates in one thread: scatter_add_in_order",
     group=GROUP,
     why="""
         ``torch.scatter_add(input, dim, index, src)`` adds ``src`` into ``input`` at
         ``index`` along ``dim``, summing duplicates. MindSpore's ``ops.scatter_add`` is a
-        different operation (``ScatterNdAdd``-like, no ``dim``), and ``Tensor.scatter_add``
-        has no CPU kernel on 2.10. ``ops.tensor_scatter_elements(input, index, src,
-        axis=dim, reduction='add')`` computes PyTorch's result, duplicates included, for
-        float and integer tensors. ``x.scatter_add_(...)`` becomes a rebinding
-        ``x = ...`` (see API003 for aliasing). ``index`` and ``src`` must have the same
-        shape in MindSpore.
+        different operation (``ScatterNdAdd``-like, no ``dim``), ``Tensor.scatter_add`` has
+        no CPU kernel on 2.10, and ``ops.tensor_scatter_elements(..., reduction='add')``,
+        the documented counterpart, is not safe with duplicate indices: its CPU kernel
+        splits the elements between threads and adds them with a plain ``+=``, so two
+        threads adding into the same element can lose one of the additions. That happens
+        rarely and only on some runs (a 3x4 example lost 7.0 of 15.0 once, in a test run
+        that passed hundreds of times). So the call becomes ``scatter_add_in_order(input,
+        dim, index, src)``, a function defined in the cell: it builds the full coordinates
+        of every ``index`` element and calls ``ops.tensor_scatter_add``, whose CPU kernel
+        adds the updates one after another in index order, as PyTorch's CPU kernel does,
+        for float and integer tensors. Like PyTorch, it uses only the part of ``src`` that
+        ``index`` covers (``src`` may be larger). ``x.scatter_add_(...)`` becomes a
+        rebinding ``x = ...`` (see API003 for aliasing).
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_diff/scatter_add.md",
     installed_note="""
         Verified on 2.10: Tensor.scatter_add raises "The kernel ScatterAddExt unregistered";
         ops.scatter_add(x, 0, idx, src) raises TypeError (3 parameters);
-        tensor_scatter_elements with reduction='add' matches, duplicates and negative dims included.
+        tensor_scatter_elements(reduction='add') lost an addition into a duplicated index
+        once in CI (its kernel's threads add without atomics; MindSpore's source shows
+        ParallelLaunchAutoSearch over a plain +=); TensorScatterAdd's CPU kernel loops over
+        the updates in one thread, but has no bool kernel (bool goes through int32).
+        scatter_add_in_order matches torch exactly (max|d| = 0) for 0-3 dimensions, negative
+        dims, larger src, float, int64 and bool tensors (op_db: 16 samples), and gradients
+        flow to src.
     """,
     example="""
         import torch
@@ -141,24 +154,32 @@ register(
 
 register(
     "IDX005",
-    "index_add: int32 indices, and a copy because MindSpore's kernel writes in place",
+    "index_add sums duplicates in one thread: index_add_in_order",
     group=GROUP,
     why="""
-        MindSpore's ``Tensor.index_add(dim, index, source, alpha=1)`` computes PyTorch's sum,
-        but on 2.10 its ``IndexAdd`` kernel requires int32 indices (PyTorch's int64 indices
-        raise) and it also overwrites the tensor it is called on, even though it is not the
-        in-place form. ``torch.index_add(x, ...)`` and ``x.index_add(...)`` therefore become
-        ``x.copy().index_add(dim, index.astype(mindspore.int32), source)``, leaving ``x``
-        unchanged as in PyTorch. ``x.index_add_(...)`` becomes ``x = x.index_add(...)``
-        (see API003). The CPU kernel rejects int64 values (float, int32, int16, int8 and
-        uint8 work).
+        MindSpore's ``Tensor.index_add(dim, index, source, alpha=1)`` computes PyTorch's sum
+        when it works, but on 2.10 its ``IndexAdd`` kernel requires int32 indices (PyTorch's
+        int64 indices raise), overwrites the tensor it is called on even though it is not
+        the in-place form, and splits the additions between threads with a plain ``+=``, so
+        two threads adding into the same row (a repeated index) can lose one of them, on
+        some runs only. ``torch.index_add(x, ...)``, ``x.index_add(...)`` therefore become
+        ``index_add_in_order(x, dim, index, source)``, a function defined in the cell: it
+        moves ``dim`` to the front and calls ``ops.tensor_scatter_add``, whose CPU kernel adds
+        the slices one after another in index order (as PyTorch's CPU kernel does), returns
+        a new tensor and takes int64 or int32 indices; ``alpha`` multiplies ``source`` first,
+        as in PyTorch. ``x`` is left unchanged; ``x.index_add_(...)`` becomes
+        ``x = index_add_in_order(x, ...)`` (see API003).
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.index_add listed as consistent)",
     installed_note="""
         Verified on 2.10 (CPU): index_add with int64 indices raises (IndexAdd needs int32);
         x.index_add(...) modifies x itself; Tensor.index_add_ raises "The kernel
-        InplaceIndexAddExt unregistered"; ops.index_add and mint.index_add share the kernel.
+        InplaceIndexAddExt unregistered"; ops.index_add and mint.index_add share the kernel,
+        whose source adds from several threads without atomics (ParallelLaunchAutoSearch over
+        a plain +=). index_add_in_order matches torch exactly (max|d| = 0) for 0-3
+        dimensions, negative dims, alpha, float, int64 and bool tensors (op_db: 16 samples;
+        IndexAdd itself rejected int64 values), and gradients flow to both inputs.
     """,
     example="""
         import torch
@@ -386,15 +407,15 @@ def _scatter(method_form: bool, inplace: bool = False):
         if reduce_value is not None and (reduce_value != "add" or number):
             site.finding("IDX003", f"reduce={site.code(reduce.value).strip()}"
                          f"{' with a scalar value' if number else ''} has no MindSpore CPU counterpart "
-                         "(tensor_scatter_elements supports only reduction='add' with a tensor src)",
+                         "(only reduce='add' with a tensor src is ported)",
                          comment="scatter reduce not ported")
             return None
         src_text = repr(float(value)) if number else _src(site, src)
         x_text = site.code(x).strip()
         if reduce_value == "add":
-            tse = site.code(site.ref("mindspore.ops.tensor_scatter_elements"))
-            text = f"{tse}({x_text}, {_src(site, index)}, {src_text}, axis={_src(site, dim)}, reduction=\"add\")"
-            detail = f"{key}(reduce='add') -> mindspore.ops.tensor_scatter_elements"
+            name = _scatter_add_function(site)
+            text = f"{name}({x_text}, {_src(site, dim)}, {_src(site, index)}, {src_text})"
+            detail = f"{key}(reduce='add') -> {name} (duplicates summed in index order)"
         else:
             scatter = site.code(site.ref("mindspore.ops.scatter"))
             text = f"{scatter}({x_text}, {_src(site, dim)}, {_src(site, index)}, {src_text})"
@@ -415,6 +436,28 @@ method("scatter_", "IDX003", unambiguous=True, sig=_SCATTER_SIG, handler=_scatte
 # ----------------------------------------------------------------------------- IDX004
 
 
+def _scatter_add_function(site) -> str:
+    ms = site.code(site.ref("mindspore"))
+    ops = site.code(site.ref("mindspore.ops"))
+    return site.define("scatter_add_in_order", lambda n: (
+        f"def {n}(input, dim, index, src):\n"
+        f'    """torch.scatter_add: src added into input at index along dim, duplicates summed one\n'
+        f"    after another (MindSpore's tensor_scatter_elements kernel adds from several threads\n"
+        f'    and can lose an addition); only the part of src that index covers is used."""\n'
+        f"    if index.size == 0:\n"
+        f"        return input.copy()\n"
+        f"    if input.ndim == 0:\n"
+        f"        return {n}(input.reshape(1), 0, index.reshape(1), src.reshape(-1)).reshape(())\n"
+        f"    if input.dtype == {ms}.bool_:  # True + True is True\n"
+        f"        return {n}(input.astype({ms}.int32), dim, index, src.astype({ms}.int32)) > 0\n"
+        f"    dim = dim % input.ndim\n"
+        f"    src = src[tuple(slice(0, n) for n in index.shape)]\n"
+        f"    coords = list({ops}.meshgrid(*[{ops}.arange(n, dtype=index.dtype) for n in index.shape], indexing=\"ij\"))\n"
+        f"    coords[dim] = index\n"
+        f"    return {ops}.tensor_scatter_add(input, {ops}.stack(coords, -1), src)\n"
+    ), ("torch.scatter_add",))
+
+
 def _scatter_add(method_form: bool, inplace: bool = False):
     key = "Tensor.scatter_add_" if inplace else "Tensor.scatter_add" if method_form else "torch.scatter_add"
 
@@ -425,10 +468,9 @@ def _scatter_add(method_form: bool, inplace: bool = False):
         dim, index, src = site.arg("dim"), site.arg("index"), site.arg("src")
         if x is None or dim is None or index is None or src is None:
             return None
-        tse = site.code(site.ref("mindspore.ops.tensor_scatter_elements"))
-        text = (f"{tse}({site.code(x).strip()}, {_src(site, index)}, {_src(site, src)}, "
-                f"axis={_src(site, dim)}, reduction=\"add\")")
-        return _finish(site, "IDX004", text, f"{key} -> mindspore.ops.tensor_scatter_elements(reduction='add')",
+        name = _scatter_add_function(site)
+        text = f"{name}({site.code(x).strip()}, {_src(site, dim)}, {_src(site, index)}, {_src(site, src)})"
+        return _finish(site, "IDX004", text, f"{key} -> {name} (duplicates summed in index order)",
                        key if inplace else "")
 
     return handler
@@ -440,6 +482,27 @@ method("scatter_add", "IDX004", unambiguous=True, sig=_SCATTER_SIG, handler=_sca
 method("scatter_add_", "IDX004", unambiguous=True, sig=_SCATTER_SIG, handler=_scatter_add(True, inplace=True))
 
 # ----------------------------------------------------------------------------- IDX005
+
+
+def _index_add_function(site) -> str:
+    ms = site.code(site.ref("mindspore"))
+    ops = site.code(site.ref("mindspore.ops"))
+    return site.define("index_add_in_order", lambda n: (
+        f"def {n}(input, dim, index, source, alpha=1):\n"
+        f'    """torch.index_add: alpha * source added into input at index along dim, repeated\n'
+        f"    indices summed one after another (MindSpore's IndexAdd kernel adds from several\n"
+        f'    threads, writes into input and needs int32 indices)."""\n'
+        f"    if input.ndim == 0:\n"
+        f"        return {n}(input.reshape(1), 0, index.reshape(-1), source.reshape(-1), alpha).reshape(())\n"
+        f"    if input.dtype == {ms}.bool_:  # True + True is True\n"
+        f"        return {n}(input.astype({ms}.int32), dim, index, source.astype({ms}.int32), alpha) > 0\n"
+        f"    dim = dim % input.ndim\n"
+        f"    if alpha != 1:\n"
+        f"        source = source * alpha\n"
+        f"    front = {ops}.movedim(input, dim, 0)\n"
+        f"    front = {ops}.tensor_scatter_add(front, index.reshape(-1, 1), {ops}.movedim(source, dim, 0))\n"
+        f"    return {ops}.movedim(front, 0, dim)\n"
+    ), ("torch.index_add",))
 
 
 def _index_add(method_form: bool, inplace: bool = False):
@@ -454,12 +517,10 @@ def _index_add(method_form: bool, inplace: bool = False):
             return None
         alpha = site.arg("alpha")
         alpha_text = "" if alpha is None else f", alpha={_src(site, alpha)}"
-        receiver = _atom(site, x) + ("" if inplace else ".copy()")
-        i32 = site.code(site.ref("mindspore.int32"))
-        text = (f"{receiver}.index_add({_src(site, dim)}, {_atom(site, index.value)}.astype({i32}), "
+        name = _index_add_function(site)
+        text = (f"{name}({site.code(x).strip()}, {_src(site, dim)}, {_src(site, index)}, "
                 f"{_src(site, source)}{alpha_text})")
-        site.changes.append("indices cast to int32")
-        return _finish(site, "IDX005", text, f"{key} -> Tensor.index_add" + ("" if inplace else " on a copy"),
+        return _finish(site, "IDX005", text, f"{key} -> {name} (repeated indices summed in index order)",
                        key if inplace else "")
 
     return handler

@@ -130,15 +130,35 @@ def test_scatter_inplace_on_attribute_flagged():
     "torch.scatter_add(input=z, dim=1, index=two, src=vals)",
     "torch.zeros(5).scatter_add(0, torch.tensor([0, 0, 4, 0]), torch.ones(4))",
     "torch.zeros(2, dtype=torch.long).scatter_add(0, torch.tensor([1, 1, 0]), torch.tensor([3, 4, 5]))",
+    # src larger than index: PyTorch uses the part index covers
+    "z.scatter_add(1, col, vals)",
+    # thousands of additions into four rows: the sums must not lose any of them
+    "torch.zeros(4, 3).scatter_add(0, torch.arange(12000).reshape(4000, 3) % 4, "
+    "(torch.arange(12000.) % 7).reshape(4000, 3))",
+    "torch.zeros(2, 3, 4).scatter_add(1, torch.arange(48).reshape(2, 6, 4) % 3, torch.ones(2, 6, 4))",
+    "z.scatter(1, dup, vals, reduce='add')",
+    "torch.zeros(3, dtype=torch.bool).scatter_add(0, torch.tensor([0, 0, 2]), torch.tensor([True, False, True]))",
 ])
 def test_scatter_add(expr):
-    run = check_all(S + f"y = {expr}\n", "y", rule="IDX004")
-    assert "tensor_scatter_elements" in run.port.code
+    run = check_all(S + f"y = {expr}\n", "y", rule="IDX004" if "scatter_add" in expr else "IDX003")
+    assert "scatter_add_in_order(" in run.port.code
+    assert "tensor_scatter_elements(" not in run.port.code
+
+
+def test_scatter_add_in_a_function_receiving_the_tensors_and_in_a_later_cell():
+    first = S + "def add_at(t, d, i, s):\n    return t.scatter_add(d, i, s)\n"
+    run = check_all(first + "y = add_at(z, 1, dup, vals)\nw = add_at(torch.ones(3, 4), -1, two, vals)\n",
+                    "y", "w", rule="IDX004")
+    assert run.port.code.count("def scatter_add_in_order(") == 1
+    for call in ("z.scatter_add(**args)", "torch.scatter_add(z, **args)", "z.index_add(**args)"):
+        r = msmagic.port(S + f"args = dict(dim=1, index=dup, src=vals)\ny = {call}\n")
+        assert [f.rule_id for f in r.unsupported] == ["GEN003"], (call, r.unsupported)
+        assert "hide the arguments" in r.code
 
 
 def test_scatter_add_inplace_rebinds():
     run = check_all(S + "z.scatter_add_(1, two, vals)\nz.scatter_add_(1, two, vals)\n", "z", rule="IDX004")
-    assert run.port.code.count("z = mindspore.ops.tensor_scatter_elements(z,") == 2
+    assert run.port.code.count("z = scatter_add_in_order(z,") == 2
 
 
 def test_scatter_add_inplace_inside_function_flagged():
@@ -158,16 +178,28 @@ I = HEAD + ("base = torch.zeros(3, 4)\n"
     "base.index_add(0, rows, src, alpha=2)", "torch.index_add(base, 1, rows[:2], src[:, :2], alpha=0.5)",
     "torch.index_add(input=base, dim=0, index=rows, source=src)", "(base + 1).index_add(-1, rows, src[:, :3])",
     "base.double().index_add(0, rows, src.double())", "base.int().index_add(0, rows, src.int())",
+    "base.long().index_add(0, rows, src.long())", "(base > 0).index_add(0, rows, src > 3)",
 ])
 def test_index_add(expr):
     # `same` checks the input is left untouched (MindSpore's kernel writes in place)
     run = check_all(I + f"y = {expr}\nsame = base\n", "y", "same", rule="IDX005")
-    assert "astype(mindspore.int32)" in run.port.code
+    assert "index_add_in_order(" in run.port.code and ".index_add(" not in run.port.code
 
 
 def test_index_add_inplace():
     run = check_all(I + "base.index_add_(0, rows, src)\nafter = base + 0\n", "base", "after", rule="IDX005")
-    assert "base = base.index_add(0, rows.astype(mindspore.int32), src)" in run.port.code
+    assert "base = index_add_in_order(base, 0, rows, src)" in run.port.code
+
+
+def test_index_add_sums_thousands_of_repeated_rows_and_works_in_functions():
+    src = I + ("def accumulate(acc, rows, values, scale=1.0):\n"
+               "    return acc.index_add(0, rows, values, alpha=scale)\n"
+               "many = torch.arange(6000) % 3\n"
+               "vals = (torch.arange(24000.) % 5).reshape(6000, 4)\n"
+               "y = accumulate(base, many, vals)\n"
+               "w = accumulate(base, many, vals, scale=2)\n"
+               "v = torch.zeros(4, 3).index_add(1, many, vals.t(), alpha=2)\n")
+    check_all(src, "y", "w", "v", rule="IDX005")
 
 
 # ------------------------------------------------------------------ IDX006
