@@ -45,8 +45,6 @@ KNOWN_TARGETS = {
                                "mindspore.Tensor) needs a handler",
     "mindspore.nn.LRN": "torch.nn.LocalResponseNorm (LYR007): ops.lrn is marked too, mint has none",
     "mindspore.nn.BiDense": "torch.nn.Bilinear: no other bilinear layer in 2.10 (mint.nn has none)",
-    "mindspore.ops.tensor_scatter_elements": "scatter_add/scatter(reduce='add') (IDX003, IDX004): "
-                                             "mint.scatter_add has no CPU kernel in 2.10",
     "mindspore.ops.assign": "how ported loops, schedulers and checkpoints write Parameters the optimizer "
                             "reads (SCH, TRN, CKP rules); a replacement needs those rules re-verified",
     "mindspore.ops.clip_by_global_norm": "gradient clipping (TRN002): ops.clip_by_norm is marked too",

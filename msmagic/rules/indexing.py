@@ -123,7 +123,8 @@ register(
         rarely and only on some runs (a 3x4 example lost 7.0 of 15.0 once, in a test run
         that passed hundreds of times). So the call becomes ``scatter_add_in_order(input,
         dim, index, src)``, a function defined in the cell: it builds the full coordinates
-        of every ``index`` element and calls ``ops.tensor_scatter_add``, whose CPU kernel
+        of every ``index`` element and calls the ``ops.TensorScatterAdd`` primitive (the
+        function ``ops.tensor_scatter_add`` is marked deprecated on 2.10), whose CPU kernel
         adds the updates one after another in index order, as PyTorch's CPU kernel does,
         for float and integer tensors. Like PyTorch, it uses only the part of ``src`` that
         ``index`` covers (``src`` may be larger). ``x.scatter_add_(...)`` becomes a
@@ -164,10 +165,10 @@ register(
         two threads adding into the same row (a repeated index) can lose one of them, on
         some runs only. ``torch.index_add(x, ...)``, ``x.index_add(...)`` therefore become
         ``index_add_in_order(x, dim, index, source)``, a function defined in the cell: it
-        moves ``dim`` to the front and calls ``ops.tensor_scatter_add``, whose CPU kernel adds
-        the slices one after another in index order (as PyTorch's CPU kernel does), returns
-        a new tensor and takes int64 or int32 indices; ``alpha`` multiplies ``source`` first,
-        as in PyTorch. ``x`` is left unchanged; ``x.index_add_(...)`` becomes
+        moves ``dim`` to the front and calls the ``ops.TensorScatterAdd`` primitive, whose
+        CPU kernel adds the slices one after another in index order (as PyTorch's CPU
+        kernel does), returns a new tensor and takes int64 or int32 indices; ``alpha``
+        multiplies ``source`` first, as in PyTorch. ``x`` is left unchanged; ``x.index_add_(...)`` becomes
         ``x = index_add_in_order(x, ...)`` (see API003).
     """,
     seed=SEED,
@@ -454,7 +455,7 @@ def _scatter_add_function(site) -> str:
         f"    src = src[tuple(slice(0, n) for n in index.shape)]\n"
         f"    coords = list({ops}.meshgrid(*[{ops}.arange(n, dtype=index.dtype) for n in index.shape], indexing=\"ij\"))\n"
         f"    coords[dim] = index\n"
-        f"    return {ops}.tensor_scatter_add(input, {ops}.stack(coords, -1), src)\n"
+        f"    return {ops}.TensorScatterAdd()(input, {ops}.stack(coords, -1), src)\n"
     ), ("torch.scatter_add",))
 
 
@@ -500,7 +501,7 @@ def _index_add_function(site) -> str:
         f"    if alpha != 1:\n"
         f"        source = source * alpha\n"
         f"    front = {ops}.movedim(input, dim, 0)\n"
-        f"    front = {ops}.tensor_scatter_add(front, index.reshape(-1, 1), {ops}.movedim(source, dim, 0))\n"
+        f"    front = {ops}.TensorScatterAdd()(front, index.reshape(-1, 1), {ops}.movedim(source, dim, 0))\n"
         f"    return {ops}.movedim(front, 0, dim)\n"
     ), ("torch.index_add",))
 

@@ -626,7 +626,7 @@ def test_scatter_add():
                 src = src[tuple(slice(0, n) for n in index.shape)]
                 coords = list(mindspore.ops.meshgrid(*[mindspore.ops.arange(n, dtype=index.dtype) for n in index.shape], indexing="ij"))
                 coords[dim] = index
-                return mindspore.ops.tensor_scatter_add(input, mindspore.ops.stack(coords, -1), src)
+                return mindspore.ops.TensorScatterAdd()(input, mindspore.ops.stack(coords, -1), src)
 
             y = scatter_add_in_order(x, 1, idx, src)
             z = scatter_add_in_order(x, 1, idx, src)
@@ -656,7 +656,7 @@ def test_index_add_sums_in_order():
                 if alpha != 1:
                     source = source * alpha
                 front = mindspore.ops.movedim(input, dim, 0)
-                front = mindspore.ops.tensor_scatter_add(front, index.reshape(-1, 1), mindspore.ops.movedim(source, dim, 0))
+                front = mindspore.ops.TensorScatterAdd()(front, index.reshape(-1, 1), mindspore.ops.movedim(source, dim, 0))
                 return mindspore.ops.movedim(front, 0, dim)
 
             y = index_add_in_order(x, 0, idx, src)
