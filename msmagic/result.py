@@ -76,6 +76,23 @@ class Statement:
     expression: bool = False
     tags: frozenset = frozenset()
     modules: dict = field(default_factory=dict, compare=False, hash=False)
+    loop: Optional["Loop"] = None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A top-level loop, for parity to run both sides iteration by iteration.
+
+    ``kind``: "for" or "while". ``carried``: names the body reads before it binds them
+    (``w1 -= lr * grad_w1``, ``hidden = model(x, hidden)``): what one iteration hands the
+    next. ``torch_span`` / ``ms_span``: (line, column, end line, end column), columns in
+    characters, of the ``for`` loop's iterable or the ``while`` loop's condition in the
+    input and in the output."""
+
+    kind: str
+    carried: tuple
+    torch_span: tuple
+    ms_span: tuple
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from msmagic.engine.names import (
 from msmagic.engine.session import PortSession
 from msmagic.engine.walk import Walker, walk
 from msmagic.errors import PortLimitError, PortOutputError, PortSyntaxError
-from msmagic.result import Finding, PortResult, Revision
+from msmagic.result import Finding, Loop, PortResult, Revision
 
 NO_TORCH_NOTE = "No PyTorch found in this cell: nothing to port."
 NOTHING_TO_PORT_NOTE = "Nothing in this cell needs porting: it is already MindSpore-compatible."
@@ -144,12 +144,13 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     except ValueError as exc:
         raise PortSyntaxError(str(exc), 1, 1) from None
     facts = plan.statement_facts(tree)
+    loops = plan.loop_facts(tree, masked.text)
     session = session if session is not None else PortSession()
     session.module_names.update(  # ``import numpy as np`` in a cell without torch too
         (a.asname or a.name.split(".")[0]) for s in tree.body if isinstance(s, ast.Import) for a in s.names)
     del tree  # the facts are all the port needs of it: free it before libcst's tree
     if not session.torch_names and _TORCH_WORD.search(masked.text) is None:
-        return _untouched(source, facts, session, [NO_TORCH_NOTE])
+        return _untouched(source, facts, session, [NO_TORCH_NOTE], loops)
     try:
         module = cst.parse_module(masked.text)
     except cst.ParserSyntaxError as exc:  # libcst rejects what CPython accepts (rare)
@@ -158,7 +159,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         raise PortSyntaxError(str(exc), 1, 1) from None
     state = PortState(module, masked.text, session)
     if not state.bindings:
-        return _untouched(source, facts, session, [NO_TORCH_NOTE])
+        return _untouched(source, facts, session, [NO_TORCH_NOTE], loops)
     infer(state, module, state.facts)
     walker = Walker(state)
     table_keys = [f.key for f in state.facts.by_node.values()]
@@ -168,7 +169,7 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
         state.edit_log, module, new_module, state.imports.inserted, walker.top_origin, _title,
     )
     out = unmask(code, masked)
-    statements, module_params = _plan(state, facts, in_ranges, after_of, code)
+    statements, module_params = _plan(state, facts, in_ranges, after_of, code, loops)
     notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
     learned = (state.cell_imports, state.imports.out_names, state.module_classes, walker.scopes[0],
                top_level_calls(module), top_level_functions(module), state.module_names, state.class_infos,
@@ -308,7 +309,7 @@ class PortState:
         return name
 
 
-def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: str):
+def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: str, loops: dict):
     tags: dict[int, set] = {}
     modules: dict[int, dict] = {}
     records = state.edit_log.records
@@ -323,7 +324,9 @@ def _plan(state: PortState, facts: list, in_ranges: list, after_of: dict, code: 
         facts = [(rng, frozenset(), frozenset(), False) for rng in in_ranges]
     # libcst's ranges: a block's trailing comment lines belong to the block
     facts = [(rng, *f[1:]) for rng, f in zip(in_ranges, facts)]
-    statements = plan.build(facts, plan.out_binds(code, after_of, changed), after_of, tags, modules)
+    loop_of = {i: plan.loop_of(f, code, after_of.get(i)) for i, f in loops.items()}
+    statements = plan.build(facts, plan.out_binds(code, after_of, changed), after_of, tags, modules,
+                            {i: lp for i, lp in loop_of.items() if lp is not None})
     return statements, {k: v for m in modules.values() for k, v in m.items()}
 
 
@@ -338,14 +341,15 @@ def _learned_functions(table: FunctionTable, module: cst.Module) -> dict:
     return dict(table.functions)
 
 
-def _untouched(source: str, facts: list, session: PortSession, notes: list) -> PortResult:
+def _untouched(source: str, facts: list, session: PortSession, notes: list, loops: dict) -> PortResult:
     """The result for a cell the port leaves as it is (no PyTorch in scope)."""
     for _, binds, _, _ in facts:
         for name in binds:  # what earlier cells bound under these names is gone
             session.forget(name)
     return PortResult(
         source=source, code=source, notes=notes,
-        statements=plan.build(facts, {}, {i: f[0] for i, f in enumerate(facts)}, {}, {}),
+        statements=plan.build(facts, {}, {i: f[0] for i, f in enumerate(facts)}, {}, {},
+                              {i: Loop(kind, carried, span, span) for i, (kind, carried, span) in loops.items()}),
         module_params=dict(session.module_params),
     )
 

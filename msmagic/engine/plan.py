@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 
-from msmagic.result import Statement
+from msmagic.result import Loop, Statement
 
 
 def statement_facts(tree: ast.Module) -> list[tuple[tuple[int, int], frozenset, frozenset, bool]]:
@@ -56,8 +56,10 @@ def build(
     after: dict[int, tuple[int, int]],
     tags: dict[int, set],
     modules: dict[int, dict],
+    loops: dict = None,
 ) -> list[Statement]:
     """Join the input facts with what the port did to each statement."""
+    loops = loops or {}
     return [
         Statement(
             i, rng, after.get(i),
@@ -66,9 +68,158 @@ def build(
             expression=e,
             tags=frozenset(tags.get(i, ())),
             modules=dict(modules.get(i, {})),
+            loop=loops.get(i),
         )
         for i, (rng, b, n, e) in enumerate(in_facts)
     ]
+
+
+# ----------------------------------------------------------------------------- loops
+
+
+def loop_facts(tree: ast.Module, text: str) -> dict[int, tuple]:
+    """Top-level ``for``/``while`` loops without ``else`` (statement index -> (kind,
+    carried names, span of the iterable or condition in characters)). Counted like
+    :func:`statement_facts` counts statements."""
+    lines = text.splitlines()
+    found: dict[int, tuple] = {}
+    index, last_end = -1, 0
+    for node in tree.body:
+        start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        if index < 0 or last_end < start:
+            index += 1
+        last_end = max(last_end, node.end_lineno)
+        if isinstance(node, (ast.For, ast.While)) and not node.orelse:
+            head = node.iter if isinstance(node, ast.For) else node.test
+            found[index] = (_kind(node), _carried(node), _span(head, lines))
+    return found
+
+
+def loop_of(facts: tuple, code: str, after) -> "Loop | None":
+    """The :class:`Loop` of an input loop whose output lines ``after`` end with a loop of
+    the same kind (definitions the port hoisted may come first)."""
+    if after is None:
+        return None
+    lines = code.splitlines(keepends=True)
+    chunk = "".join(lines[after[0] - 1: after[1]])
+    try:
+        tree = ast.parse(chunk)
+    except SyntaxError:  # pragma: no cover - the port writes whole statements
+        return None
+    if not tree.body:
+        return None
+    node = tree.body[-1]
+    kind, carried, span = facts
+    if not isinstance(node, (ast.For, ast.While)) or _kind(node) != kind or node.orelse:
+        return None
+    head = node.iter if isinstance(node, ast.For) else node.test
+    line, col, end_line, end_col = _span(head, chunk.splitlines())
+    shift = after[0] - 1
+    return Loop(kind, carried, span, (line + shift, col, end_line + shift, end_col))
+
+
+def _kind(node) -> str:
+    return "for" if isinstance(node, ast.For) else "while"
+
+
+def _span(node: ast.expr, lines: list[str]) -> tuple:
+    """(line, column, end line, end column) of ``node``, columns in characters (ast
+    gives UTF-8 byte offsets)."""
+    def chars(line: int, offset: int) -> int:
+        return len(lines[line - 1].encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+    return (node.lineno, chars(node.lineno, node.col_offset),
+            node.end_lineno, chars(node.end_lineno, node.end_col_offset))
+
+
+def _carried(loop: ast.stmt) -> tuple:
+    """Names the loop body reads before binding them, in evaluation order (a value is
+    read before its target is bound; ``x += 1`` reads ``x``): what an iteration takes
+    from the one before. A ``for`` loop's own target is bound by the loop, not carried."""
+    first: dict[str, str] = {}  # name -> "load" / "store", whichever came first
+
+    def load(node) -> None:
+        for n in _names_in(node):
+            first.setdefault(n, "load")
+
+    def store(target) -> None:
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name):
+                first.setdefault(n.id, "store")
+
+    def run(stmts) -> None:
+        for st in stmts:
+            if isinstance(st, ast.Assign):
+                load(st.value)
+                for t in st.targets:
+                    load_subscripts(t)
+                    store(t)
+            elif isinstance(st, ast.AugAssign):
+                load(st.value)
+                load(st.target)
+                store(st.target)
+            elif isinstance(st, ast.AnnAssign):
+                if st.value is not None:
+                    load(st.value)
+                    store(st.target)
+            elif isinstance(st, (ast.For, ast.AsyncFor)):
+                load(st.iter)
+                store(st.target)
+                run(st.body)
+                run(st.orelse)
+            elif isinstance(st, (ast.While, ast.If)):
+                load(st.test)
+                run(st.body)
+                run(st.orelse)
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                for item in st.items:
+                    load(item.context_expr)
+                    if item.optional_vars is not None:
+                        store(item.optional_vars)
+                run(st.body)
+            elif isinstance(st, ast.Try):
+                run(st.body)
+                for h in st.handlers:
+                    if h.name:
+                        first.setdefault(h.name, "store")
+                    run(h.body)
+                run(st.orelse)
+                run(st.finalbody)
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                first.setdefault(st.name, "store")
+            elif isinstance(st, (ast.Import, ast.ImportFrom)):
+                for a in st.names:
+                    first.setdefault((a.asname or a.name).split(".")[0], "store")
+            else:
+                load(st)
+
+    def load_subscripts(target) -> None:  # x[i] = v and m.w = v read x, i and m
+        for n in ast.walk(target):
+            if isinstance(n, (ast.Subscript, ast.Attribute)):
+                load(n)
+
+    if isinstance(loop, ast.For):
+        store(loop.target)
+    else:
+        load(loop.test)
+    run(loop.body)
+    stored = {n for n, how in first.items() if how == "store"}
+    binds = set()
+    for st in loop.body:
+        binds |= _bound_names(st)
+    return tuple(sorted(n for n, how in first.items() if how == "load" and n in binds and n not in stored))
+
+
+def _names_in(node) -> list[str]:
+    """Names an expression (or statement) reads, leaving out the names comprehensions
+    and lambdas bind for themselves."""
+    own: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.comprehension):
+            own |= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.Lambda):
+            own |= {a.arg for a in n.args.args}
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id not in own]
 
 
 def _bound_names(node: ast.stmt) -> set[str]:

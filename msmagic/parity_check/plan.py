@@ -36,6 +36,8 @@ class Step:
     #: lines at the start of ms_code that precede the statement's own output (imports
     #: the port added); the rest is the statement
     ms_head: int = 0
+    #: a top-level loop's plan (``msmagic.result.Loop``): run in lockstep by :mod:`.loops`
+    loop: object = None
 
 
 def plan_against(code: str) -> list:
@@ -85,7 +87,7 @@ def plan_steps(source: str, port, against: Optional[str] = None, against_plan: O
         steps.append(Step(
             s.index, _python(text), _python(mcode, "mindspore"), sorted(s.binds), s.before, after, text,
             ms_start, frozenset(s.reads), s.expression, frozenset(s.tags),
-            ms_head=(after[0] - ms_start) if after else 0,
+            ms_head=(after[0] - ms_start) if after else 0, loop=s.loop,
         ))
     if extra and steps:
         last = steps[-1]

@@ -49,6 +49,7 @@ from msmagic.parity_check.compare import (
 )
 from msmagic.parity_check.draws import is_host_generator
 from msmagic.parity_check.files import compare_files, files_note
+from msmagic.parity_check import loops
 from msmagic.parity_check.lazy import deferred_errors, raised_late, settle
 from msmagic.parity_check.options import ParityOptions
 from msmagic.parity_check.plan import Step, plan_steps
@@ -273,12 +274,13 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
     run stops here (a PyTorch failure, a timeout on the PyTorch side, Ctrl-C)."""
     last_expr = keep_output and step is steps[-1] and step.expression
     n = len(steps)
+    lock, torch_code, ms_code = _loop_lockstep(step, syncer, rtol, atol)
     if step.torch_code:
         report_progress(k, n, "PyTorch", step)
         syncer.before_torch(step)
         try:
-            with syncer.torch_side(step, tns):
-                value = _run_side(step.torch_code, step.torch_lines[0], 0, tns,
+            with syncer.torch_side(step, tns), _hooked(lock, "torch", tns):
+                value = _run_side(torch_code, step.torch_lines[0], 0, tns,
                                   filenames[0], run, "torch", budget, last_expr)
         except SideTimeout:
             run.timed_out = "PyTorch"
@@ -297,8 +299,8 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
         report_progress(k, n, "MindSpore", step)
         first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
         try:
-            with syncer.ms_side(step, mns):
-                value = _run_side(step.ms_code, first, step.ms_head, mns,
+            with syncer.ms_side(step, mns), _hooked(lock, "mindspore", mns):
+                value = _run_side(ms_code, first, step.ms_head, mns,
                                   filenames[1], run, "mindspore", budget, last_expr)
             # MindSpore raises some kernel errors when a value is first read: read what
             # the statement changed in place and its value now, so such an error is this
@@ -324,6 +326,8 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
             run.ms_error, run.ms_error_statement, state["ms_alive"] = exc, step.index, False
     for name in step.bound:
         bound_by[name] = step.index
+    if lock is not None and lock.note():
+        run.notes.append(lock.note())
     if not state["ms_alive"]:
         return True
     report_progress(k, n, "comparing", step)
@@ -334,6 +338,38 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
     finally:
         run.timings["compare"] += time.perf_counter() - t0
     return True
+
+
+def _loop_lockstep(step, syncer, rtol, atol):
+    """(the :class:`LoopLockstep` of a top-level loop, the PyTorch and the MindSpore code
+    to run): the loop's code with its iterable (or condition) wrapped in the hook, when
+    synchronising is on and both sides' spans are found; the step's code otherwise."""
+    loop = step.loop
+    plain = (None, step.torch_code, step.ms_code)
+    if loop is None or not syncer.enabled or step.torch_code != step.text:
+        return plain
+    first = step.ms_code_start if step.ms_code_start is not None else (step.ms_lines or (1, 1))[0]
+    torch_code = loops.instrument(step.torch_code, step.torch_lines[0], loop.torch_span, loop.kind)
+    ms_code = loops.instrument(step.ms_code, first, loop.ms_span, loop.kind)
+    if torch_code is None or ms_code is None:
+        return plain
+    lock = loops.LoopLockstep(loop.carried, rtol, atol, loop.torch_span[0], mentioned=step.names,
+                              ms_name=syncer.ms_name)
+    return lock, torch_code, ms_code
+
+
+@contextlib.contextmanager
+def _hooked(lock, side: str, ns: dict):
+    """The loop hook bound in ``ns`` while one side runs the loop (removed after)."""
+    if lock is None:
+        yield
+        return
+    lock.start(side, ns)
+    ns[loops.HOOK] = lock
+    try:
+        yield
+    finally:
+        ns.pop(loops.HOOK, None)
 
 
 def _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_name) -> None:

@@ -1,0 +1,184 @@
+"""Top-level loops run iteration by iteration: the MindSpore side starts each iteration
+from PyTorch's values of what the iteration before handed on, so float32 rounding does
+not compound; a real difference is still found, at the iteration it began."""
+
+import textwrap
+
+import pytest
+
+import msmagic
+from msmagic.parity_check import MATCH, loops
+
+pytest.importorskip("mindspore")
+torch = pytest.importorskip("torch")
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+def run(cell, **kw):
+    kw.setdefault("user_ns", {"__name__": "__main__"})
+    kw.setdefault("shadow", {"__name__": "__shadow__"})
+    return msmagic.parity(cell, progress=None, **kw)
+
+
+# a chaotic map: the matmul's float32 rounding differs between the frameworks by ~1e-8
+# per iteration, and sixty iterations amplify that to differences of order 1
+SETUP = src("""
+    import torch
+    torch.manual_seed(0)
+    M = torch.rand(64, 64)
+    M = M / M.sum(1, keepdim=True)
+    x = torch.rand(64)
+""")
+CHAOS = src("""
+    for step in range(60):
+        y = x @ M
+        x = 3.9 * y * (1 - y)
+""")
+
+
+def rows(report):
+    return {r.name: r for r in report.rows}
+
+
+def test_compounding_rounding_is_not_reported_as_a_divergence():
+    report = run(SETUP + CHAOS)
+    got = rows(report)
+    assert got["x"].status == MATCH and got["y"].status == MATCH, report.rows
+    note = next(n for n in report.notes if "the loop on line 6" in n)
+    assert "each of its 60 iterations from PyTorch's values of x" in note
+
+
+def test_without_the_lockstep_the_same_loop_differs(monkeypatch):
+    # the check above can fail: run free, the two sides end far apart
+    monkeypatch.setattr(loops, "instrument", lambda *a: None)
+    report = run(SETUP + CHAOS)
+    assert rows(report)["x"].status != MATCH and rows(report)["x"].max_abs > 1e-2
+    assert not any("the loop on line" in n for n in report.notes)
+
+
+def test_a_loop_in_a_later_cell_with_break_continue_and_a_running_sum():
+    user, shadow = {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    run(SETUP, user_ns=user, shadow=shadow)
+    report = run(src("""
+        total = 0.0
+        for step in range(200):
+            if step % 7 == 3:
+                continue
+            y = x @ M
+            x = 3.9 * y * (1 - y)
+            total += x.sum().item()
+            if step == 150:
+                break
+    """), user_ns=user, shadow=shadow)
+    got = rows(report)
+    assert got["x"].status == MATCH and got["total"].status == MATCH, report.rows
+    assert any("PyTorch's values of total, x" in n for n in report.notes)
+    for ns in (user, shadow):  # the hook is gone from both namespaces
+        assert loops.HOOK not in ns
+
+
+def test_a_while_loop_runs_in_lockstep_too():
+    report = run(SETUP + src("""
+        n = 0
+        while n < 60:
+            y = x @ M
+            x = 3.9 * y * (1 - y)
+            n += 1
+    """))
+    got = rows(report)
+    assert got["x"].status == MATCH and got["n"].status == MATCH, report.rows
+    assert any("the loop on line 7" in n and "values of n, x" in n for n in report.notes)
+
+
+def test_an_iteration_that_really_differs_is_found_and_the_rest_runs_free():
+    """Both sides of a loop run through the hook, the MindSpore body wrong from its
+    fifth iteration on: the lockstep stops there and says so."""
+    import mindspore
+
+    torch_ns = {"torch": torch, "w": torch.ones(3)}
+    ms_ns = {"mindspore": mindspore, "w": mindspore.ops.ones(3)}
+    torch_code = "for i in range(10):\n    w = w * 1.5\n"
+    ms_code = "for i in range(10):\n    w = w * (1.5 if i < 4 else 1.6)\n"
+    lock = loops.LoopLockstep(("w",), 1e-5, 1e-5, line=1)
+    for side, code, ns in (("torch", torch_code, torch_ns), ("mindspore", ms_code, ms_ns)):
+        lock.start(side, ns)
+        ns[loops.HOOK] = lock
+        exec(loops.instrument(code, 1, (1, 9, 1, 18), "for"), ns)
+    k, bad = lock.diverged
+    assert k == 5 and [r.name for r in bad] == ["w"]
+    assert "until iteration 5 ended" in lock.note()
+    # from the divergence on the MindSpore side ran on its own values
+    assert abs(float(ms_ns["w"][0].asnumpy()) - 1.5 ** 4 * 1.6 ** 6) < 1e-3
+
+
+def test_instrument_keeps_every_line_where_it_was():
+    code = "for (a,\n     b) in zip(\n        xs, ys):\n    pass\n"
+    out = loops.instrument(code, 10, (11, 11, 12, 15), "for")
+    assert out.count("\n") == code.count("\n")
+    assert "in __msmagic_loop__.iterate(zip(\n        xs, ys)):" in out
+    assert loops.instrument(code, 10, (20, 0, 20, 3), "for") is None
+
+
+MODULE_CHAOS = src("""
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    M = torch.rand(64, 64)
+    M = M / M.sum(1, keepdim=True)
+    net = nn.Linear(64, 64, bias=False)
+    net.weight.data = torch.rand(64, 64)
+    for step in range(60):
+        y = net.weight.data @ M
+        net.weight.data = 3.9 * y * (1 - y)
+""")
+
+
+def test_a_module_the_loop_updates_in_place_is_followed():
+    # nothing is rebound by name: the state is the layer's weight
+    report = run(MODULE_CHAOS)
+    assert rows(report)["y"].status == MATCH, report.rows
+    assert any("the loop on line 8" in n and "values of net" in n for n in report.notes)
+
+
+def test_the_module_loop_run_free_differs(monkeypatch):
+    monkeypatch.setattr(loops, "instrument", lambda *a: None)
+    report = run(MODULE_CHAOS)
+    assert rows(report)["y"].status != MATCH and rows(report)["y"].max_abs > 1e-2
+
+
+def test_trainable_tensors_updated_through_a_list_are_followed_in_place():
+    # makemore's loop: the weights are never rebound, the list holding them is iterated
+    report = run(src("""
+        import torch
+        import torch.nn.functional as F
+        torch.manual_seed(0)
+        X = torch.randint(0, 27, (64, 3))
+        Y = torch.randint(0, 27, (64,))
+        C = torch.randn(27, 10)
+        W1 = torch.randn(30, 50)
+        b1 = torch.randn(50)
+        W2 = torch.randn(50, 27)
+        b2 = torch.randn(27)
+        parameters = [C, W1, b1, W2, b2]
+        for p in parameters:
+            p.requires_grad = True
+        for i in range(60):
+            emb = C[X]
+            h = torch.tanh(emb.view(-1, 30) @ W1 + b1)
+            logits = h @ W2 + b2
+            loss = F.cross_entropy(logits, Y)
+            for p in parameters:
+                p.grad = None
+            loss.backward()
+            for p in parameters:
+                p.data += -0.1 * p.grad
+        same = all(p is q for p, q in zip(parameters, [C, W1, b1, W2, b2]))
+    """))
+    got = rows(report)
+    assert report.ms_error is None, report.ms_error
+    for name in ("loss", "C", "W1", "b2", "same"):
+        assert got[name].status == MATCH, (name, report.rows)
+    assert any("values of C, W1, W2, b1, b2" in n for n in report.notes), report.notes
