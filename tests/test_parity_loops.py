@@ -182,3 +182,26 @@ def test_trainable_tensors_updated_through_a_list_are_followed_in_place():
     for name in ("loss", "C", "W1", "b2", "same"):
         assert got[name].status == MATCH, (name, report.rows)
     assert any("values of C, W1, W2, b1, b2" in n for n in report.notes), report.notes
+
+
+def test_values_put_into_a_parameter_an_optimizer_stepped_are_trained_on():
+    """Parity gives MindSpore Parameters PyTorch's values in loops, at a cell's start and
+    at a model's first call. An optimizer that has stepped a Parameter keeps updating the
+    storage it had, so the values go into that storage (``set_data`` would give the
+    Parameter new storage and the next steps would be lost)."""
+    import mindspore
+    import numpy as np
+    from msmagic.parity_check.compare import put_values
+
+    model = mindspore.nn.Dense(3, 1)
+    opt = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.1, momentum=0.9)
+    x = mindspore.Tensor(np.ones((4, 3), np.float32))
+    grad_fn = mindspore.value_and_grad(lambda: (model(x) ** 2).mean(), None, opt.parameters)
+    _, grads = grad_fn()
+    opt(grads)
+    put_values(model.weight, mindspore.Tensor(np.full((1, 3), 0.5, np.float32)))
+    assert np.allclose(model.weight.asnumpy(), 0.5)
+    _, grads = grad_fn()
+    opt(grads)
+    moved = model.weight.asnumpy()
+    assert not np.allclose(moved, 0.5)  # the second step reached the values put there

@@ -115,6 +115,23 @@ def to_mindspore(v, name: str = "Parameter"):
     return mindspore.Tensor(arr)
 
 
+def put_values(target, data) -> None:
+    """Give a MindSpore Parameter or tensor ``data``'s values in its own storage.
+
+    ``set_data``, ``assign_value`` and ``.data =`` give it new storage, and an optimizer
+    that has already stepped the Parameter goes on updating the old one: its next steps
+    are lost to the model (seen on 2.10 with SGD and momentum). ``copy_`` writes into the
+    storage the optimizer updates; a tensor a ``grad`` call was given refuses
+    ``assign_value`` but takes ``copy_``."""
+    try:
+        target.copy_(data)
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - no kernel on the device
+        if hasattr(target, "set_data"):
+            target.set_data(data)
+        else:
+            target.data = data
+
+
 def _is_torch_parameter(v) -> bool:
     torch = __import__("sys").modules.get("torch")
     return torch is not None and isinstance(v, torch.nn.Parameter)

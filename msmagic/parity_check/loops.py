@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Optional
 
 from msmagic.parity_check.compare import (
-    MATCH, compare_values, is_cell, is_torch_module, ms_state, to_numpy, torch_state,
+    MATCH, compare_values, is_cell, is_torch_module, ms_state, put_values, to_numpy, torch_state,
 )
 
 __all__ = ["HOOK", "instrument", "LoopLockstep"]
@@ -215,17 +215,14 @@ class LoopLockstep:
             return
         for name, new in updates.items():
             current = self.ns[name]
-            if hasattr(current, "set_data") and type(current).__name__ == "Parameter":
-                current.set_data(new)
+            if type(current).__name__ == "Parameter":
+                put_values(current, new)
             else:
                 self.ns[name] = new
             self.names_followed.add(name)
         for name, pairs in copies.items():
             for target, data in pairs:
-                if hasattr(target, "set_data"):
-                    target.set_data(data)
-                else:  # a plain Tensor (assign_value refuses one a grad call was given)
-                    target.data = data
+                put_values(target, data)
             self.names_followed.add(name)
         if updates or copies:
             self.followed += 1

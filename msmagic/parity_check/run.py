@@ -44,6 +44,7 @@ from msmagic.parity_check.compare import (
     compare_values,
     is_cell,
     is_torch_module,
+    put_values,
     to_mindspore,
     to_numpy,
 )
@@ -801,11 +802,7 @@ def _in_place(tv, mv) -> bool:
     if arr is None or not hasattr(arr, "shape"):
         return False
     if isinstance(mv, mindspore.Tensor) and tuple(mv.shape) == tuple(arr.shape):
-        data = mindspore.Tensor(arr, dtype=mv.dtype)
-        if isinstance(mv, mindspore.Parameter):
-            mv.set_data(data)
-        else:
-            mv.assign_value(data)
+        put_values(mv, mindspore.Tensor(arr, dtype=mv.dtype))
         return True
     if isinstance(mv, np.ndarray) and mv.shape == arr.shape and mv.flags.writeable and not is_cell(mv):
         mv[...] = arr
@@ -822,7 +819,7 @@ def _realigned(tv, mv, name: str):
     if isinstance(mv, mindspore.Parameter) and to_numpy(tv) is not None:
         arr = to_numpy(tv)
         if tuple(mv.shape) == tuple(arr.shape):
-            mv.set_data(mindspore.Tensor(arr, dtype=mv.dtype))
+            put_values(mv, mindspore.Tensor(arr, dtype=mv.dtype))
             return mv
     same_dict = isinstance(tv, dict) and isinstance(mv, dict) and list(tv) == list(mv)
     same_list = isinstance(tv, list) and isinstance(mv, list) and len(tv) == len(mv)

@@ -47,6 +47,7 @@ from msmagic.parity_check.compare import (
     is_tensor_like,
     is_torch_module,
     ms_state,
+    put_values,
     to_mindspore,
     to_numpy,
     torch_state,
@@ -155,11 +156,7 @@ def sync_module(tmod, cell, params: Optional[dict] = None) -> list[str]:
             if p.size != arr.size:
                 continue
             arr = arr.reshape(p.shape)
-        data = mindspore.Tensor(arr, dtype=p.dtype)
-        if hasattr(p, "set_data"):
-            p.set_data(data)
-        else:  # a registered buffer is a plain Tensor
-            p.assign_value(data)
+        put_values(p, mindspore.Tensor(arr, dtype=p.dtype))
         copied.append(name)
     return copied
 
@@ -566,8 +563,7 @@ class FirstCalls:
                 p = state.get(ms_name_for(tmod, name, params))
                 if p is None or p.size != arr.size:
                     continue
-                data = mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype)
-                p.set_data(data) if hasattr(p, "set_data") else p.assign_value(data)
+                put_values(p, mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype))
             self.synced += 1
 
         try:
@@ -634,7 +630,7 @@ def _copied_draw(torch_value, ms_value, name: str):
     if isinstance(ms_value, mindspore.Parameter):
         arr = to_numpy(torch_value)
         if tuple(ms_value.shape) == arr.shape:
-            ms_value.set_data(mindspore.Tensor(arr, dtype=ms_value.dtype))
+            put_values(ms_value, mindspore.Tensor(arr, dtype=ms_value.dtype))
             return ms_value
     return to_mindspore(torch_value, name=name)
 

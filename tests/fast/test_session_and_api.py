@@ -37,11 +37,11 @@ def test_imports_of_an_earlier_cell_are_known_to_a_later_one():
     assert_ports(
         """
             import torch.nn.functional as F
-            y = F.softmax(x, dim=0)
+            y = F.log_softmax(x, dim=0)
         """,
         """
             import mindspore.ops as F
-            y = F.softmax(x, axis=0)
+            y = F.log_softmax(x, axis=0)
         """,
         edits=["IMP001", "FUN005"],
         session=session,
