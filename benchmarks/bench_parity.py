@@ -12,6 +12,10 @@ make any ratio meaningless. For each, the time of one parity run
 PyTorch cell alone plus the MindSpore code alone. Peak memory (max RSS) is measured in
 separate processes for the parity run and for the two bare runs.
 
+The hand-written loops (50 and 200 iterations) run in lockstep iteration by iteration:
+their ratio shows what recording and following the carried weights costs, and the two
+lengths how it grows.
+
 Target (issue 3): time ratio <= 1.2. Run: ``.venv/bin/python benchmarks/bench_parity.py``.
 """
 
@@ -87,6 +91,30 @@ TRAIN_MINDSPORE = textwrap.dedent("""
         losses.append(loss.item())
 """).lstrip()
 
+#: a loop updating weights by hand (jcjohnson's two-layer net): parity runs it iteration
+#: by iteration, recording the carried weights on the PyTorch side and continuing the
+#: MindSpore side from them (parity_check/loops.py); ``{n}`` iterations
+HAND_LOOP = textwrap.dedent("""
+    import torch
+    x = torch.tensor(IMAGES.reshape(64, -1)[:, :500])
+    y = torch.tensor(TARGETS)
+    w1 = torch.tensor(W1)
+    w2 = torch.tensor(W2)
+    for t in range({n}):
+        h = x.mm(w1)
+        h_relu = h.clamp(min=0)
+        y_pred = h_relu.mm(w2)
+        loss = (y_pred - y).pow(2).sum()
+        grad_y_pred = 2.0 * (y_pred - y)
+        grad_w2 = h_relu.t().mm(grad_y_pred)
+        grad_h = grad_y_pred.mm(w2.t()).clone()
+        grad_h[h < 0] = 0
+        grad_w1 = x.t().mm(grad_h)
+        w1 -= 1e-6 * grad_w1
+        w2 -= 1e-6 * grad_w2
+""")
+
+
 def data() -> dict:
     import numpy as np
 
@@ -94,6 +122,9 @@ def data() -> dict:
     return {
         "IMAGES": rng.standard_normal((64, 3, 32, 32)).astype(np.float32),
         "LABELS": rng.integers(0, 10, 64).astype(np.int64),
+        "TARGETS": rng.standard_normal((64, 10)).astype(np.float32),
+        "W1": (rng.standard_normal((500, 100)) * 0.05).astype(np.float32),
+        "W2": (rng.standard_normal((100, 10)) * 0.1).astype(np.float32),
     }
 
 
@@ -104,6 +135,9 @@ def namespace() -> dict:
 CASES = {
     "CNN forward 64x3x32x32": (CNN_FORWARD, None),
     "3 training steps": (TRAIN_TORCH, TRAIN_MINDSPORE),
+    # the same loop at two lengths: how the lockstep's cost grows with the iterations
+    "hand loop x50": (HAND_LOOP.format(n=50), None),
+    "hand loop x200": (HAND_LOOP.format(n=200), None),
 }
 
 

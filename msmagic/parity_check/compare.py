@@ -118,18 +118,22 @@ def to_mindspore(v, name: str = "Parameter"):
 def put_values(target, data) -> None:
     """Give a MindSpore Parameter or tensor ``data``'s values in its own storage.
 
-    ``set_data``, ``assign_value`` and ``.data =`` give it new storage, and an optimizer
-    that has already stepped the Parameter goes on updating the old one: its next steps
-    are lost to the model (seen on 2.10 with SGD and momentum). ``copy_`` writes into the
-    storage the optimizer updates; a tensor a ``grad`` call was given refuses
-    ``assign_value`` but takes ``copy_``."""
+    A Parameter takes them through the ``Assign`` primitive: ``set_data`` gives it new
+    storage, and an optimizer that has already stepped it goes on updating the old one,
+    so its next steps are lost to the model (seen on 2.10 with SGD and momentum); its
+    ``copy_`` is refused while a differentiated forward pass runs (a model's first call
+    inside ``value_and_grad``), lazily, when a value is next read. A plain tensor takes
+    ``assign_value``, or ``.data =`` when it was given to a ``grad`` call (which refuses
+    ``assign_value``)."""
+    import mindspore
+
+    if isinstance(target, mindspore.Parameter):
+        mindspore.ops.Assign()(target, data)
+        return
     try:
-        target.copy_(data)
-    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - no kernel on the device
-        if hasattr(target, "set_data"):
-            target.set_data(data)
-        else:
-            target.data = data
+        target.assign_value(data)
+    except RuntimeError:
+        target.data = data
 
 
 def _is_torch_parameter(v) -> bool:
