@@ -64,7 +64,10 @@ register(
     why="""
         When arguments arrive through ``*args`` or ``**kwargs`` msmagic cannot see their
         names, so it cannot rename them or check their defaults against the MindSpore
-        API. The call's target is ported, the arguments are not; check them by hand.
+        API. The call's target is ported, the arguments are not; check them by hand. Where
+        the port rewrites the call around its arguments (``scatter_add(**args)`` becomes a
+        function taking ``dim``, ``index`` and ``src`` in order), it cannot be ported at
+        all: the call is left as written and flagged.
     """,
     seed="seeds/002 API Comparison",
     example="""
