@@ -115,20 +115,24 @@ def to_mindspore(v, name: str = "Parameter"):
     return mindspore.Tensor(arr)
 
 
-def put_values(target, data) -> None:
+def put_values(target, data, in_forward: bool = False) -> None:
     """Give a MindSpore Parameter or tensor ``data``'s values in its own storage.
 
-    A Parameter takes them through the ``Assign`` primitive: ``set_data`` gives it new
-    storage, and an optimizer that has already stepped it goes on updating the old one,
-    so its next steps are lost to the model (seen on 2.10 with SGD and momentum); its
-    ``copy_`` is refused while a differentiated forward pass runs (a model's first call
-    inside ``value_and_grad``), lazily, when a value is next read. A plain tensor takes
-    ``assign_value``, or ``.data =`` when it was given to a ``grad`` call (which refuses
-    ``assign_value``)."""
+    ``set_data`` gives a Parameter new storage, and an optimizer that has already stepped
+    it goes on updating the old one, so its next steps are lost to the model (seen on 2.10
+    with SGD and momentum). ``copy_`` writes into the storage in use; but it is refused
+    while a differentiated forward pass runs (lazily, when a value is next read), so a
+    copy made there (``in_forward``: a model's first call, which may run inside
+    ``value_and_grad``) goes through the ``Assign`` primitive, which a later
+    ``Cell.to(dtype)`` does not follow. A plain tensor takes ``assign_value``, or
+    ``.data =`` when it was given to a ``grad`` call (which refuses ``assign_value``)."""
     import mindspore
 
     if isinstance(target, mindspore.Parameter):
-        mindspore.ops.Assign()(target, data)
+        if in_forward:
+            mindspore.ops.Assign()(target, data)
+        else:
+            target.copy_(data)
         return
     try:
         target.assign_value(data)

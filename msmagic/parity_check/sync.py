@@ -563,7 +563,7 @@ class FirstCalls:
                 p = state.get(ms_name_for(tmod, name, params))
                 if p is None or p.size != arr.size:
                     continue
-                put_values(p, mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype))
+                put_values(p, mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype), in_forward=True)
             self.synced += 1
 
         try:
