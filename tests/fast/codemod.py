@@ -79,6 +79,48 @@ def _check_ranges(result, source: str) -> None:
         assert f.rule_id in comment, (f, lines[f.out_line - 1])
 
 
+#: the source of a definition the port writes into the cell (``Context.define``), by the
+#: placeholder line an expected text names it with: ``<definition softmax_in_float64>``
+DEFINITIONS = {
+    "softmax_in_float64": (
+        'def softmax_in_float64(input, axis=-1, dtype=None, dim=None):\n'
+        '    """softmax computed in float64 and rounded to float32: MindSpore\'s CPU float32\n'
+        '    softmax is up to 2.4e-5 relative off (dim: PyTorch\'s name, from a ** mapping)."""\n'
+        '    if dim is not None:\n'
+        '        axis = dim\n'
+        '    if dtype is not None:\n'
+        '        input = input.astype(dtype)\n'
+        '    if input.dtype != mindspore.float32:\n'
+        '        return mindspore.ops.softmax(input, axis)\n'
+        '    return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)'
+    ),
+    "SoftmaxInFloat64": (
+        'class SoftmaxInFloat64(nn.Cell):\n'
+        '    """PyTorch\'s nn.Softmax computed in float64 and rounded to float32: MindSpore\'s\n'
+        '    CPU float32 softmax is up to 2.4e-5 relative off."""\n'
+        '\n'
+        '    def __init__(self, axis=-1):\n'
+        '        super().__init__()\n'
+        '        self.axis = axis\n'
+        '\n'
+        '    def construct(self, input):\n'
+        '        return softmax_in_float64(input, self.axis)'
+    ),
+}
+
+
+def _with_definitions(text: str) -> str:
+    """``text`` with each ``<definition NAME>`` line replaced by that definition's source."""
+    lines = []
+    for line in text.split("\n"):
+        key = line.strip()
+        if key.startswith("<definition ") and key.endswith(">"):
+            lines.append(DEFINITIONS[key[len("<definition "):-1]])
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 def assert_ports(
     before: str,
     after: str,
@@ -99,6 +141,7 @@ def assert_ports(
     """
     if dedent_text:
         before, after = dedent(before), dedent(after)
+    after = _with_definitions(after)
     result = msmagic.port(before, **options)
     if result.code != after:
         raise AssertionError(

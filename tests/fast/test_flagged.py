@@ -207,16 +207,7 @@ def test_softmax_without_dim_on_an_expression():
             import mindspore
             import mindspore.ops as F
 
-            def softmax_in_float64(input, axis=-1, dtype=None, dim=None):
-                \"\"\"softmax computed in float64 and rounded to float32: MindSpore's CPU float32
-                softmax is up to 2.4e-5 relative off (dim: PyTorch's name, from a ** mapping).\"\"\"
-                if dim is not None:
-                    axis = dim
-                if dtype is not None:
-                    input = input.astype(dtype)
-                if input.dtype != mindspore.float32:
-                    return mindspore.ops.softmax(input, axis)
-                return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)
+            <definition softmax_in_float64>
 
             p = softmax_in_float64(x * 2)  # msmagic: FUN005 softmax without dim: axis differs
         """,
@@ -235,27 +226,9 @@ def test_softmax_layer_without_dim():
             import mindspore.nn as nn
             import mindspore
 
-            def softmax_in_float64(input, axis=-1, dtype=None, dim=None):
-                \"\"\"softmax computed in float64 and rounded to float32: MindSpore's CPU float32
-                softmax is up to 2.4e-5 relative off (dim: PyTorch's name, from a ** mapping).\"\"\"
-                if dim is not None:
-                    axis = dim
-                if dtype is not None:
-                    input = input.astype(dtype)
-                if input.dtype != mindspore.float32:
-                    return mindspore.ops.softmax(input, axis)
-                return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)
+            <definition softmax_in_float64>
 
-            class SoftmaxInFloat64(nn.Cell):
-                \"\"\"PyTorch's nn.Softmax computed in float64 and rounded to float32: MindSpore's
-                CPU float32 softmax is up to 2.4e-5 relative off.\"\"\"
-
-                def __init__(self, axis=-1):
-                    super().__init__()
-                    self.axis = axis
-
-                def construct(self, input):
-                    return softmax_in_float64(input, self.axis)
+            <definition SoftmaxInFloat64>
 
             sm = SoftmaxInFloat64()  # msmagic: FUN005 no dim: axis differs
         """,

@@ -193,16 +193,7 @@ def test_softmax_dim_becomes_axis():
             import mindspore
             import mindspore.ops as F
 
-            def softmax_in_float64(input, axis=-1, dtype=None, dim=None):
-                \"\"\"softmax computed in float64 and rounded to float32: MindSpore's CPU float32
-                softmax is up to 2.4e-5 relative off (dim: PyTorch's name, from a ** mapping).\"\"\"
-                if dim is not None:
-                    axis = dim
-                if dtype is not None:
-                    input = input.astype(dtype)
-                if input.dtype != mindspore.float32:
-                    return mindspore.ops.softmax(input, axis)
-                return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)
+            <definition softmax_in_float64>
 
             p = softmax_in_float64(x, axis=1)
             q = F.log_softmax(x, -1)
@@ -223,16 +214,7 @@ def test_softmax_implicit_dim_spelled_out():
             import mindspore
             import mindspore.ops as F
 
-            def softmax_in_float64(input, axis=-1, dtype=None, dim=None):
-                \"\"\"softmax computed in float64 and rounded to float32: MindSpore's CPU float32
-                softmax is up to 2.4e-5 relative off (dim: PyTorch's name, from a ** mapping).\"\"\"
-                if dim is not None:
-                    axis = dim
-                if dtype is not None:
-                    input = input.astype(dtype)
-                if input.dtype != mindspore.float32:
-                    return mindspore.ops.softmax(input, axis)
-                return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)
+            <definition softmax_in_float64>
 
             r = softmax_in_float64(x, axis=0 if x.ndim in (0, 1, 3) else 1)
         """,

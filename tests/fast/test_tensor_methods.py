@@ -421,16 +421,7 @@ def test_softmax_method_dim_becomes_axis():
             import mindspore
             x = mindspore.ops.arange(6.0).reshape(2, 3)
 
-            def softmax_in_float64(input, axis=-1, dtype=None, dim=None):
-                \"\"\"softmax computed in float64 and rounded to float32: MindSpore's CPU float32
-                softmax is up to 2.4e-5 relative off (dim: PyTorch's name, from a ** mapping).\"\"\"
-                if dim is not None:
-                    axis = dim
-                if dtype is not None:
-                    input = input.astype(dtype)
-                if input.dtype != mindspore.float32:
-                    return mindspore.ops.softmax(input, axis)
-                return mindspore.ops.softmax(input.astype(mindspore.float64), axis).astype(mindspore.float32)
+            <definition softmax_in_float64>
 
             s = softmax_in_float64(x, axis=0)
         """,
