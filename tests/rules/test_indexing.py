@@ -145,7 +145,7 @@ def test_scatter_add(expr):
     assert "tensor_scatter_elements(" not in run.port.code
 
 
-def test_scatter_add_in_a_function_receiving_the_tensors_and_in_a_later_cell():
+def test_scatter_add_in_a_function_receiving_the_tensors_and_through_kwargs():
     first = S + "def add_at(t, d, i, s):\n    return t.scatter_add(d, i, s)\n"
     run = check_all(first + "y = add_at(z, 1, dup, vals)\nw = add_at(torch.ones(3, 4), -1, two, vals)\n",
                     "y", "w", rule="IDX004")
