@@ -46,6 +46,8 @@ class EditLog:
         self.comments: dict[int, list[str]] = {}
         #: id(record) -> (id(original statement), its comment), to take a forgotten finding's back
         self._comment_of: dict[int, tuple[int, str]] = {}
+        #: top-level statement index -> its findings, in the order they were logged
+        self._findings_of: dict[int, list[Record]] = {}
 
     @property
     def records(self) -> list[Record]:
@@ -57,6 +59,8 @@ class EditLog:
     def add(self, record: Record, holder: Optional[cst.CSTNode], comment: str = "") -> Record:
         self._records.append(record)
         self._by_node.setdefault(id(record.node), []).append(record)
+        if record.finding:
+            self._findings_of.setdefault(record.statement, []).append(record)
         if holder is not None:
             self.by_holder.setdefault(id(holder), []).append(record)
             if comment:
@@ -73,6 +77,11 @@ class EditLog:
                     holder, comment = self._comment_of.pop(id(r), (None, None))
                     if comment is not None and comment in self.comments.get(holder, ()):
                         self.comments[holder].remove(comment)
+
+    def findings_of(self, statement: int) -> list[Record]:
+        """The findings (not forgotten) logged while top-level statement ``statement``
+        was ported."""
+        return [r for r in self._findings_of.get(statement, ()) if id(r) not in self._forgotten]
 
     def has_finding(self, node) -> bool:
         return any(r.finding and id(r) not in self._forgotten for r in self._by_node.get(id(node), ()))

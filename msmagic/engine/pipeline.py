@@ -173,18 +173,19 @@ def _port(source: str, session: Optional[PortSession]) -> PortResult:
     notes = [] if edits or findings else [NOTHING_TO_PORT_NOTE]
     learned = (state.cell_imports, state.imports.out_names, state.module_classes, walker.scopes[0],
                top_level_calls(module), top_level_functions(module), state.module_names, state.class_infos,
-               _learned_functions(state.facts, module))
+               _learned_functions(state.facts, module), walker.flagged_defs)
     # the trees are not needed any more: free them before parsing the output once more
     del state, walker, module, new_module
     if out != source:
         _check_parses(out)
-    imports, out_names, module_classes, kinds, calls, functions, module_names, class_infos, facts = learned
+    imports, out_names, module_classes, kinds, calls, functions, module_names, class_infos, facts, flagged = learned
     session.learn_imports(imports)
     session.mindspore_names.update(out_names)
     session.module_classes.update(module_classes)
     session.kinds.update(kinds)
     session.definitions.update(calls)
     session.functions.update(functions)
+    session.function_findings.update(flagged)
     session.module_names |= module_names
     session.class_infos.update(class_infos)
     session.function_facts.update(facts)

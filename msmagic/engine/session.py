@@ -31,6 +31,9 @@ class PortSession:
         self.definitions: dict = {}
         #: name -> the original top-level ``def`` of an earlier ported cell
         self.functions: dict = {}
+        #: name -> (findings of the port of that ``def`` as (rule id, API), names of the
+        #: functions it calls): a later cell's call of it is flagged (GEN004)
+        self.function_findings: dict = {}
         #: names earlier cells bound to modules (``import numpy as np``): no tensor
         self.module_names: set[str] = set()
         #: user Module classes -> their attribute kinds
@@ -76,6 +79,7 @@ class PortSession:
         """A cell bound ``name`` to something the port knows nothing about."""
         self.definitions.pop(name, None)
         self.functions.pop(name, None)
+        self.function_findings.pop(name, None)
         self.kinds.pop(name, None)
         for facts in self.memory.values():
             facts.pop(name, None)

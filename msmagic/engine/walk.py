@@ -115,6 +115,9 @@ class Walker(KindScope, cst.CSTTransformer):
         self.line_hooks: dict[int, list] = {}  # id(original line) -> [fn(updated line)]
         #: definitions (``Context.define``) to put before the top-level statement being ported
         self.definitions: list[cst.CSTNode] = []
+        #: this cell's top-level functions: name -> (findings of its port as (rule id, API),
+        #: names of the functions it calls); the session keeps those of earlier cells
+        self.flagged_defs: dict[str, tuple] = {}
 
     # ------------------------------------------------------------ bookkeeping
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -172,6 +175,8 @@ class Walker(KindScope, cst.CSTTransformer):
             if self.depth == 0 and self.orphan_lines and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                 result = result.with_changes(leading_lines=[*self.orphan_lines, *result.leading_lines])
                 self.orphan_lines = []
+            if self.depth == 0 and kind is not cst.FunctionDef and kind is not cst.ClassDef:
+                self._flag_calls_of_flagged_functions(original)
             result = self._apply_comments(original, result)
             hooks = S.STATEMENT_HOOKS.get(kind)
             if hooks and isinstance(result, cst.CSTNode):
@@ -191,6 +196,10 @@ class Walker(KindScope, cst.CSTTransformer):
             for hook in self.line_hooks.pop(id(original), ()):
                 if isinstance(result, cst.SimpleStatementLine):
                     result = hook(result)
+            if self.depth == 0 and kind is cst.FunctionDef:
+                self.flagged_defs[original.name.value] = (
+                    tuple((r.rule_id, r.api) for r in self.edit_log.findings_of(self.top_index)),
+                    frozenset(_called_names(original.body)))
             recs = self.edit_log.by_holder.pop(id(original), ())
             anchor = _first_node(result)
             for r in recs:
@@ -202,6 +211,32 @@ class Walker(KindScope, cst.CSTTransformer):
                 for node in _flatten(result):
                     self.top_origin[id(node)] = self.top_index
         return result
+
+    def _flag_calls_of_flagged_functions(self, original) -> None:
+        """A top-level statement calling a function (of this cell or an earlier one) whose
+        port carries findings, directly or through the functions it calls, gets a GEN004
+        finding at the call: the statement that fails or differs at run time is this one,
+        while the ``# msmagic:`` comments that say why sit in the function's definition."""
+        if _marked(original):
+            return  # flagged by an earlier port
+        known = self.state.session.function_findings
+        seen = set()
+        for call in _calls_by_name(original):
+            name = call.func.value
+            if name in seen or (name not in self.flagged_defs and name not in known):
+                continue
+            seen.add(name)
+            path, found = _flagged_path(name, self.flagged_defs, known)
+            if not found:
+                continue
+            what = ", ".join(f"{rule} {api}".strip() for rule, api in found[:4])
+            more = f" and {len(found) - 4} more" if len(found) > 4 else ""
+            via = " -> ".join(f"{n}()" for n in path)
+            reason = (f"{via} runs code whose port is flagged ({what}{more}): what fails or differs "
+                      f"there shows here; see the # msmagic: comments in {path[-1]}()'s definition")
+            self.edit_log.add(Record("GEN004", call, self.top_index, api=f"{name}()", reason=reason,
+                                     finding=True), original,
+                              f"GEN004 {via} runs flagged code ({what}{more})")
 
     def _apply_comments(self, original, result):
         msgs = self.edit_log.comments.pop(id(original), None)
@@ -775,3 +810,49 @@ def _string_call(call: cst.Call) -> bool:
     if not positional:
         return all(a.keyword.value in ("sep", "maxsplit") for a in call.args)
     return isinstance(positional[0].value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _called_names(node) -> set:
+    """Names called as plain functions anywhere inside ``node`` (``f(...)``)."""
+    return {c.func.value for c in _calls_by_name(node)}
+
+
+def _calls_by_name(node) -> list:
+    """The calls of a plain name inside ``node`` (``fit(...)``), in source order."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Call and type(n.func) is cst.Name:
+            out.append(n)
+        stack.extend(reversed(n.children))
+    return out
+
+
+def _flagged_path(name: str, here: dict, earlier: dict) -> tuple[list, tuple]:
+    """(the chain of calls from ``name`` to the first function found with findings, its
+    findings); ``here`` (this cell's functions) wins over ``earlier`` (the session's)."""
+    stack, seen = [[name]], {name}
+    while stack:
+        path = stack.pop(0)
+        facts = here.get(path[-1]) or earlier.get(path[-1])
+        if facts is None:
+            continue
+        found, callees = facts
+        if found:
+            return path, found
+        for callee in sorted(callees):
+            if callee not in seen:
+                seen.add(callee)
+                stack.append([*path, callee])
+    return [name], ()
+
+
+def _marked(statement) -> bool:
+    """Does the statement's line (a compound statement's header) carry a ``# msmagic:``
+    comment already?"""
+    if isinstance(statement, cst.SimpleStatementLine):
+        tw = statement.trailing_whitespace
+    else:
+        tw = getattr(getattr(statement, "body", None), "header", None)
+    comment = getattr(tw, "comment", None)
+    return comment is not None and MARKER in comment.value

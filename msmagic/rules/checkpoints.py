@@ -441,6 +441,12 @@ def _load(site):
             return None
     if path is None:
         return None
+    whole = next((a for n, a, _ in bound if n == "weights_only"), None)
+    if whole is not None and site.code(whole.value).strip() == "False":
+        site.finding("CKP001", "weights_only=False: the file may hold a pickled object (a whole module saved "
+                     "with torch.save(model)); MindSpore cannot pickle a Cell and its checkpoints hold "
+                     "parameters only: save the state_dict(), build the model, then load_state_dict",
+                     comment="weights_only=False: a whole module cannot be loaded in MindSpore")
     original_path = _original_arg(site, bound, "f")
     if _is_file_object(site, original_path):
         new = site.parse(f"{site.require_import('pickle')}.load({site.code(path.value).strip()})")

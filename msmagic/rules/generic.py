@@ -76,3 +76,27 @@ register(
         layer = nn.Linear(**cfg)
     """,
 )
+
+register(
+    "GEN004",
+    "Call of a function whose port is flagged",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        Notebooks define a function in one cell (``def save(): torch.save(net, path)``)
+        and call it in a later one. When the function's port carries findings, the
+        ``# msmagic:`` comments sit in its definition, but the statement that fails or
+        differs when the cell runs is the call. So a top-level statement that calls such a
+        function, directly or through the functions it calls (``fit()`` calling
+        ``loss_batch()``), is flagged too: the finding names the chain of calls and the
+        rules flagged inside. Port the flagged lines of the definition by hand (or follow
+        their comments) and run its cell again; the call is then no longer flagged.
+    """,
+    seed="seeds/002 API Comparison",
+    example="""
+        import torch
+        def save(net):
+            torch.save(net, "net.pt")
+        save(torch.nn.Linear(2, 2))
+    """,
+)

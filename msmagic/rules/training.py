@@ -1561,6 +1561,10 @@ def _training_step(ctx, original, updated):
         return _emit(ctx, original, updated, hoisted)
     stmts = list(body.body)
     p = _analyse(ctx, stmts)
+    if not p.rewrite and not p.backs and not p.problem:
+        found = _conditional(ctx, stmts)
+        if found is not None:
+            return _conditional_step(ctx, original, updated, stmts, hoisted, *found)
     if not p.rewrite:  # the statement hooks flagged what is not ported
         return _emit(ctx, original, updated, hoisted)
     new_body = list(updated.body.body)
@@ -1723,6 +1727,156 @@ def _training_step(ctx, original, updated):
     new = updated.with_changes(body=updated.body.with_changes(body=out, footer=[*tail, *updated.body.footer]))
     defs += hoisted or []
     if len(owners) > 1:  # defined before the outermost loop: stash them with it
+        _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
+        return new
+    return _emit(ctx, original, new, defs)
+
+
+def _own_comment(tw):
+    """A line's trailing whitespace without the ``# msmagic:`` notes rules put on it
+    (the user's own comment stays)."""
+    if tw.comment is None or "# msmagic:" not in tw.comment.value:
+        return tw
+    own = tw.comment.value.split("# msmagic:")[0].rstrip()
+    return tw.with_changes(comment=cst.Comment(own) if own else None,
+                           whitespace=tw.whitespace if own else cst.SimpleWhitespace(""))
+
+
+def _conditional(ctx, stmts) -> Optional[tuple]:
+    """(index of the ``if``, plan, statements as one block) for a body whose training step
+    sits in an ``if`` after the forward pass (``loss = loss_func(model(xb), yb)`` then
+    ``if opt is not None: loss.backward(); opt.step(); opt.zero_grad()``: the official
+    tutorial's ``loss_batch``): the forward pass and the step's calls make one step when
+    the ``if`` is read as part of the block. None when it is not that shape: the ``if``
+    has an ``else``, its test reads what the forward pass binds, statements between the
+    forward pass and the ``if`` use it, or the ``if`` holds more than the step."""
+    for k, s in enumerate(stmts):
+        if not (isinstance(s, cst.If) and s.orelse is None and isinstance(s.body, cst.IndentedBlock)):
+            continue
+        inner = list(s.body.body)
+        if not any(_is_backward_call(_call_of(x)) for x in inner):
+            continue
+        virtual = [*stmts[:k], *inner]
+        p = _plan(ctx, virtual)
+        if (not p.rewrite or p.manual is not None or p.inspect is not None or p.segments or p.joint
+                or p.grd or p.grad_reads or len(p.backs) != 1 or p.step is None):
+            return None
+        if any(i < k for i in p.index) or not p.forward or any(i >= k for i in p.forward):
+            return None
+        if any(i not in p.index and (not _is_plain(x) or ".grad" in _code(x))
+               for i, x in enumerate(inner, start=k)):
+            return None
+        fbound, fread = set(), set()
+        for i in p.forward:
+            bound, read = _bound_read(ctx, stmts[i])
+            fbound |= bound
+            fread |= read
+        if set(_names(s.test, ast.Load)) & fbound:
+            return None
+        for i in range(p.forward[0], k):
+            if i not in p.forward:
+                bound, read = _bound_read(ctx, stmts[i])
+                if (bound | read) & fbound or bound & fread:
+                    return None
+        return k, p, virtual
+    return None
+
+
+def _conditional_step(ctx, original, updated, stmts, hoisted, k, p, virtual):
+    """The step of :func:`_conditional`: the forward function is called through
+    value_and_grad in the ``if`` branch and on its own in a new ``else`` branch, so the
+    forward pass runs once either way (a BatchNorm's running statistics and dropout's
+    draws are what PyTorch's single forward pass made)."""
+    new_body = list(updated.body.body)
+    where = _align(ctx, stmts, new_body, [*p.forward, k])
+    branch = new_body[where[k]] if where is not None else None
+    inner = list(stmts[k].body.body)
+    roles = [i - k for i in p.index]
+    inner_where = (_align(ctx, inner, list(branch.body.body), roles)
+                   if isinstance(branch, cst.If) and isinstance(branch.body, cst.IndentedBlock) else None)
+    if inner_where is None:
+        ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
+                    "porting (split, removed or replaced); the training step was not rewritten",
+                    node=p.backs[0], api=".backward()", comment=_STEP_COMMENT)
+        return _emit(ctx, original, updated, hoisted)
+    inner_new = list(branch.body.body)
+    step_i = next(i for i, r in p.index.items() if r == "step")
+    opt = _code(inner_new[inner_where[step_i - k]].body[0].value.func.value).strip()
+    owners = [original]
+    for h in reversed(ctx.enclosing_statements[:-1]):
+        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
+            owners.append(h)
+        else:
+            break
+    varying = set().union(*(_varying(o) for o in owners))
+    lines = [new_body[where[i]] for i in p.forward]
+    lead = list(lines[0].leading_lines)  # blank lines stay above the function, comments move in
+    first_comment = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
+    lines[0] = lines[0].with_changes(leading_lines=lead[first_comment:])
+    step = _build(ctx, p, virtual, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
+    step.fn = step.fn.with_changes(leading_lines=lead[:first_comment])
+    root = opt.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0]
+    in_function = B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
+    _forget(ctx, [virtual[i] for i in p.index])
+    # the branch: the call where backward() was, opt(grads) for step(), zero_grad() dropped
+    origin = {j: i + k for i, j in inner_where.items()}
+    out, placed = [], False
+    for j, u in enumerate(inner_new):
+        role = p.index.get(origin.get(j, -1))
+        if role == "backward" and not placed:
+            # value_and_grad is made where the optimizer is known to exist
+            first = [step.gfn.with_changes(leading_lines=u.leading_lines), step.call] if in_function else [
+                step.call.with_changes(leading_lines=u.leading_lines)]
+            out.extend(first)
+            own = _comments_of(u.with_changes(leading_lines=()))
+            if own:  # the comment at the end of the backward() line goes above the next one
+                out.append(own)
+            placed = True
+        elif role in ("zero", "backward"):
+            out.append(_comments_of(u))
+        elif role == "step":
+            new_step = _stmt(f"{opt}({step.grads})\n").with_changes(
+                leading_lines=u.leading_lines, trailing_whitespace=_own_comment(u.trailing_whitespace))
+            ctx.edit("TRN001", new_step, node=p.calls[origin[j]], api="optimizer.step()",
+                     detail=f"{opt}.step() -> {opt}({step.grads})")
+            out.append(new_step)
+        elif role == "clip":
+            out.append(_clip(ctx, virtual[origin[j]], u, step.grads).with_changes(leading_lines=u.leading_lines))
+        else:
+            out.append(u)
+    out, tail = _place_comments(out)
+    assign = step.call.body[0]
+    target_node = assign.targets[0].target.elements[0].value
+    if isinstance(target_node, cst.Tuple):  # (loss, out) = ... -> loss, out = ...
+        target_node = target_node.with_changes(lpar=(), rpar=())
+    target = _code(target_node).strip()
+    fn = step.fn.name.value
+    args = ", ".join(_code(a.value).strip() for a in assign.value.args)
+    otherwise = _stmt(f"{target} = {fn}({args})\n")
+    new_branch = branch.with_changes(
+        body=branch.body.with_changes(body=out, footer=[*tail, *branch.body.footer]),
+        orelse=cst.Else(body=cst.IndentedBlock(body=[otherwise])))
+    _log(ctx, p, step)
+    ctx.edit("TRN001", new_branch, node=stmts[k], api="loss.backward()",
+             detail=f"the forward pass moved into the `if` (value_and_grad, then {opt}(grads)) and a new "
+                    f"`else` ({target} = {fn}({args})): it runs once on either branch, as in PyTorch")
+    forward = set(p.forward)
+    origin_outer = {j: i for i, j in where.items()}
+    body_out = []
+    for j, u in enumerate(new_body):
+        i = origin_outer.get(j)
+        if i in forward:
+            if in_function and i == p.forward[0]:
+                body_out.append(step.fn)
+            continue
+        if i == k:
+            body_out.append(new_branch)
+            continue
+        body_out.append(u)
+    new = updated.with_changes(body=updated.body.with_changes(body=body_out))
+    defs = [] if in_function else [step.fn.with_changes(leading_lines=()), step.gfn]
+    defs += hoisted or []
+    if len(owners) > 1 and defs:
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
     return _emit(ctx, original, new, defs)

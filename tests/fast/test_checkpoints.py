@@ -157,3 +157,26 @@ def test_experimental_optimizer_state_load_flags_its_rates():
         edits={"CKP002", "CKP003", "IMP001", "LAY001", "OPT002", "OPT003"},
         findings={"CKP003"},
     )
+
+
+def test_load_of_a_pickled_object_is_flagged():
+    """``weights_only=False`` is what loading a whole module (``torch.save(model, f)``)
+    needs since PyTorch 2.6: a MindSpore Cell cannot be pickled and a checkpoint holds
+    parameters only, so the load is flagged whether it reads a path or an open file."""
+    assert_ports(
+        """
+            import torch
+            net2 = torch.load('net.pkl', weights_only=False)
+            with open(path, 'rb') as f:
+                model = torch.load(f, weights_only=False)
+        """,
+        """
+            import mindspore
+            import pickle
+            net2 = mindspore.load_checkpoint('net.pkl.ckpt')  # msmagic: CKP001 weights_only=False: a whole module cannot be loaded in MindSpore
+            with open(path, 'rb') as f:
+                model = pickle.load(f)  # msmagic: CKP001 weights_only=False: a whole module cannot be loaded in MindSpore
+        """,
+        edits={"CKP002", "CKP004", "IMP001"},
+        findings={"CKP001"},
+    )

@@ -884,3 +884,99 @@ def test_pad_reflect_3d():
         edits={"FUN009", "IMP001", "PAD001"},
         findings={"PAD001"},
     )
+
+
+def test_call_of_a_function_of_an_earlier_cell_whose_port_is_flagged():
+    """The failing statement is the call, in a later cell: it is flagged there too
+    (GEN004), directly, through another function, in a loop and under ``__main__``; a
+    call of a function without findings is not, and the port of the output is unchanged."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    first = assert_ports(
+        """
+            import torch
+            net = torch.nn.Linear(1, 2)
+            def save():
+                torch.save(net, 'net.pkl')  # the whole module
+            def run_all():
+                save()
+            def clean():
+                return 1
+        """,
+        """
+            import mindspore
+            import torch  # msmagic: kept for the PyTorch calls flagged below
+            net = mindspore.nn.Dense(1, 2)
+            def save():
+                torch.save(net, 'net.pkl')  # the whole module  # msmagic: CKP001 the object itself is saved; save its state_dict() instead
+            def run_all():
+                save()
+            def clean():
+                return 1
+        """,
+        edits={"IMP001", "LAY001"},
+        findings={"CKP001"},
+        session=session,
+    )
+    later = assert_ports(
+        """
+            save()
+            for i in range(2):
+                run_all()
+            if __name__ == "__main__":
+                x = clean()
+        """,
+        """
+            save()  # msmagic: GEN004 save() runs flagged code (CKP001 torch.save)
+            for i in range(2):  # msmagic: GEN004 run_all() -> save() runs flagged code (CKP001 torch.save)
+                run_all()
+            if __name__ == "__main__":
+                x = clean()
+        """,
+        edits=set(),
+        findings={"GEN004"},
+        session=session,
+    )
+    assert [(f.line, f.column, f.api, f.statement) for f in later.unsupported] == [
+        (1, 1, "save()", 0), (3, 5, "run_all()", 1)]
+    assert first.unsupported[0].line == 4
+
+
+def test_function_defined_and_called_in_one_cell_and_fixed_later():
+    """A call in the defining cell is flagged too; once a later cell defines the
+    function again without findings, its calls are no longer flagged."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    assert_ports(
+        """
+            import torch
+            def show(x):
+                return torch.special.erfcx(x)
+            y = show(torch.ones(2))
+        """,
+        """
+            import mindspore
+            import torch  # msmagic: kept for the PyTorch calls flagged below
+            def show(x):
+                return torch.special.erfcx(x)  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
+            y = show(mindspore.ops.ones(2))  # msmagic: GEN004 show() runs flagged code (GEN001 torch.special.erfcx)
+        """,
+        edits=None,
+        findings={"GEN001", "GEN004"},
+        session=session,
+    )
+    assert_ports(
+        """
+            def show(x):
+                return x
+        """,
+        """
+            def show(x):
+                return x
+        """,
+        edits=set(),
+        session=session,
+    )
+    assert_ports("z = show(1)\n", "z = show(1)\n", edits=set(), session=session, dedent_text=False)

@@ -59,8 +59,9 @@ def test_star_arguments_leave_the_parameters_unknown_and_flagged():
         loss = nll(*args)
     """))
     assert "input.std(0)" in result.code
-    assert finding_ids(result) == {"GEN002"}
+    assert finding_ids(result) == {"GEN002", "GEN004"}  # the call of the flagged function too
     assert "no call of nll() shows what it is" in result.unsupported[0].reason
+    assert [(f.rule_id, f.line) for f in result.unsupported] == [("GEN002", 3), ("GEN004", 5)]
 
 
 def test_kinds_flow_through_a_chain_of_calls_and_returns():
@@ -103,8 +104,9 @@ def test_call_sites_that_disagree_are_flagged_and_nothing_is_guessed():
         b = center(np.ones((4, 3)))
     """))
     assert "x.mean(dim=0)" in result.code  # not ported on a guess
-    (finding,) = result.unsupported
+    finding, *calls = result.unsupported
     assert finding.rule_id == "GEN002" and finding.line == 4
+    assert [(f.rule_id, f.line) for f in calls] == [("GEN004", 5), ("GEN004", 6)]  # both calls
     assert "whose calls pass a NumPy array and a tensor" in finding.reason, finding.reason
 
 

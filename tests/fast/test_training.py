@@ -241,6 +241,105 @@ def test_conditional_step_is_flagged():
     )
 
 
+def test_step_in_an_if_after_the_forward_pass_runs_the_forward_once_on_either_branch():
+    """The official nn tutorial's ``loss_batch``: the loss is computed, then stepped only
+    when an optimizer is given. The forward function is called through value_and_grad in
+    the ``if`` and on its own in a new ``else``; value_and_grad is made inside the branch,
+    where the optimizer is not None."""
+    assert_ports(
+        """
+            import torch
+            def loss_batch(model, loss_func, xb, yb, opt=None):
+                loss = loss_func(model(xb), yb)
+
+                if opt is not None:
+                    loss.backward()
+                    opt.step()  # update
+                    opt.zero_grad()
+
+                return loss.item(), len(xb)
+        """,
+        """
+            import mindspore
+            def loss_batch(model, loss_func, xb, yb, opt=None):
+                def forward_fn(loss_func, model, xb, yb):
+                    loss = loss_func(model(xb), yb)
+                    return loss
+
+                if opt is not None:
+                    grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters)
+                    loss, grads = grad_fn(loss_func, model, xb, yb)
+                    opt(grads)  # update
+                else:
+                    loss = forward_fn(loss_func, model, xb, yb)
+
+                return loss.item(), len(xb)
+        """,
+        edits={"IMP001", "TNS001", "TRN001"},
+    )
+
+
+def test_step_in_an_if_inside_a_loop_keeps_the_aux_outputs_on_both_branches():
+    assert_ports(
+        """
+            import torch
+            import torch.nn as nn
+            model = nn.Linear(3, 2)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for phase in ["train", "val"]:
+                for xb, yb in batches:
+                    # forward
+                    out = model(xb)
+                    loss = nn.functional.mse_loss(out, yb)
+                    if phase == "train":
+                        optimizer.zero_grad()
+                        loss.backward()  # gradients
+                        optimizer.step()
+                    history.append((loss.item(), out.sum().item()))
+        """,
+        """
+            import mindspore
+            import mindspore.nn as nn
+            model = nn.Dense(3, 2)
+            optimizer = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.1)
+            def forward_fn(xb, yb):
+                # forward
+                out = model(xb)
+                loss = mindspore.ops.mse_loss(out, yb)
+                return loss, out
+            grad_fn = mindspore.value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)
+            for phase in ["train", "val"]:
+                for xb, yb in batches:
+                    if phase == "train":
+                        (loss, out), grads = grad_fn(xb, yb)
+                        # gradients
+                        optimizer(grads)
+                    else:
+                        loss, out = forward_fn(xb, yb)
+                    history.append((loss.item(), out.sum().item()))
+        """,
+        edits={"FUN007", "IMP001", "LAY001", "OPT001", "OPT002", "TNS001", "TRN001"},
+    )
+
+
+def test_step_in_an_if_whose_test_reads_the_loss_is_flagged():
+    """``if loss.item() > limit:`` needs the loss before the branch: the forward pass
+    cannot move into it, so the step stays flagged."""
+    result = port(dedent("""
+        import torch
+        model = torch.nn.Linear(3, 2)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for xb, yb in batches:
+            loss = model(xb).pow(2).mean()
+            if loss.item() > 0.1:
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+    """))
+    assert "value_and_grad" not in result.code
+    assert sorted((f.line, f.rule_id) for f in result.unsupported) == [(7, "TRN004"), (8, "TRN004"), (9, "TRN004")]
+
+
 #: one optimizer construction: (PyTorch, MindSpore, rule ids of the edits, findings)
 OPTIMIZER_LINES = {
     "sgd_learning_rate_and_nesterov": (

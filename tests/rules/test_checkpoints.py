@@ -387,3 +387,26 @@ def test_checkpoint_helpers_in_one_file_run_without_torch(tmp_path, monkeypatch)
     assert (ns["first"], ns["second"]) == (True, False)
     assert float(abs(ns["y"]).max()) == 0
     assert sorted(os.listdir(tmp_path / "saved_models")) == ["linear.config", "linear.tar.ckpt"]
+
+
+def test_a_later_cell_calling_a_function_that_saves_a_whole_module_is_flagged_where_it_fails(tmp_path, monkeypatch):
+    """morvan's save/reload tutorial: ``def save(): torch.save(net1, 'net.pkl')`` in one
+    cell, ``save()`` in the next. MindSpore cannot pickle the Cell, so the MindSpore side
+    fails at ``save()``; that statement (not only the definition) carries the finding."""
+    from msmagic.engine.session import PortSession
+
+    monkeypatch.chdir(tmp_path)
+    session, ns, shadow = PortSession(), {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    first = msmagic.parity(src("""
+        import torch
+        net1 = torch.nn.Sequential(torch.nn.Linear(1, 10), torch.nn.ReLU(), torch.nn.Linear(10, 1))
+        def save():
+            torch.save(net1, 'net.pkl')  # save entire net
+            torch.save(net1.state_dict(), 'net_params.pkl')
+    """), user_ns=ns, shadow=shadow, session=session, progress=None)
+    assert [f.rule_id for f in first.port.unsupported] == ["CKP001"]
+    later = msmagic.parity("# save net1\nsave()\n", user_ns=ns, shadow=shadow, session=session, progress=None)
+    assert later.torch_error is None and later.ms_error is not None  # the Cell is not picklable
+    assert later.ms_error.lines[0] == 2
+    assert [(f.rule_id, f.line, f.statement) for f in later.port.unsupported] == [("GEN004", 2, 0)]
+    assert "save()" in later.port.unsupported[0].reason and "CKP001" in later.port.unsupported[0].reason

@@ -6,6 +6,7 @@ import ast
 
 import mindspore as ms
 import numpy as np
+import pytest
 import torch
 
 import msmagic
@@ -282,4 +283,99 @@ def test_top_level_step_with_clipping():
     assert code.index("model = nn.Dense") < code.index("def forward_fn")
     assert {"TRN001", "TRN002"} <= rules(run) and not findings(run)
     _assert_trained_alike(run, "loss", "pred")
+    _idempotent(run)
+
+
+LOSS_BATCH = src("""
+    import torch
+    import torch.nn.functional as F
+
+    def loss_batch(model, loss_func, xb, yb, opt=None):
+        loss = loss_func(model(xb), yb)
+
+        if opt is not None:
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+
+        return loss.item(), len(xb)
+""")
+
+
+@pytest.mark.parametrize("call", [
+    "loss_batch(model, F.cross_entropy, xb, yb, opt)",
+    "loss_batch(model, F.cross_entropy, xb, yb, opt=opt)",
+    "loss_batch(model, F.cross_entropy, **dict(xb=xb, yb=yb, opt=opt))",
+])
+def test_step_under_if_in_a_function_of_an_earlier_cell_trains_and_evaluates_alike(call):
+    """The official nn tutorial's loss_batch (step only when an optimizer is given),
+    defined in one cell and called in a later one from a fit() that trains a model with
+    dropout and BatchNorm, then evaluates it under no_grad with opt=None: the forward pass
+    must run once per call on either branch (BatchNorm's running statistics count the
+    calls), the losses and weights must agree."""
+    from msmagic.engine.session import PortSession
+
+    session, ns, shadow = PortSession(), {"__name__": "__main__"}, {"__name__": "__shadow__"}
+    first = msmagic.parity(LOSS_BATCH, user_ns=ns, shadow=shadow, session=session, progress=None)
+    assert first.ms_error is None and not first.port.unsupported, first.port.unsupported
+    assert "else:\n        loss = forward_fn(" in first.port.code
+    second = msmagic.parity(src(f"""
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
+                                    torch.nn.Dropout(0.25), torch.nn.Linear(16, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        xb = torch.randn(32, 4)
+        yb = torch.randint(0, 3, (32,))
+
+        def fit(epochs):
+            losses = []
+            for epoch in range(epochs):
+                model.train()
+                losses.append({call}[0])
+                model.eval()
+                with torch.no_grad():
+                    losses.append(loss_batch(model, F.cross_entropy, xb, yb)[0])
+            return losses
+
+        losses = fit(4)
+        running_mean = model[1].running_mean
+    """), user_ns=ns, shadow=shadow, session=session, progress=None)
+    assert second.ms_error is None and second.torch_error is None, second.ms_error or second.torch_error
+    rows = {r.name: r for r in second.rows}
+    assert len(ns["losses"]) == 8 and ns["losses"][0] != ns["losses"][2]  # it trained
+    for name in ("losses", "running_mean", "model.0.weight", "model.4.weight"):
+        assert rows[name].status == "match", (name, rows[name])
+
+
+def test_step_under_if_in_a_loop_keeps_predictions_and_batchnorm_statistics():
+    source = src("""
+        import torch
+        import torch.nn as nn
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 2))
+        loss_fn = nn.CrossEntropyLoss()
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+        X = torch.randn(24, 3)
+        Y = (X[:, 0] > 0).long()
+        batches = [(X[i:i + 8], Y[i:i + 8]) for i in range(0, 24, 8)]
+        history = []
+        for epoch in range(3):
+            for phase in ["train", "val"]:
+                model.train(phase == "train")
+                for xb, yb in batches:
+                    out = model(xb)
+                    loss = loss_fn(out, yb)
+                    if phase == "train":
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    history.append((loss.item(), (out.argmax(1) == yb).float().mean().item()))
+        running_var = model[1].running_var
+    """)
+    run = _run(source)
+    assert "            else:\n                loss, out = forward_fn(xb, yb)\n" in run.port.code
+    assert not run.port.unsupported
+    _assert_trained_alike(run, "history", "running_var")
+    assert len(run.ms_ns["history"]) == 18
     _idempotent(run)
