@@ -246,6 +246,9 @@ def _bound_names(node: ast.stmt) -> set[str]:
         for sub in node.body + node.orelse:
             names |= _bound_names(sub)
     elif isinstance(node, (ast.If, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+        for item in getattr(node, "items", []):  # with ... as f
+            if item.optional_vars is not None:
+                targets(item.optional_vars)
         for sub in getattr(node, "body", []) + getattr(node, "orelse", []):
             names |= _bound_names(sub)
         for h in getattr(node, "handlers", []):

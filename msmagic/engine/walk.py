@@ -229,7 +229,8 @@ class Walker(KindScope, cst.CSTTransformer):
             path, found = _flagged_path(name, self.flagged_defs, known)
             if not found:
                 continue
-            what = ", ".join(f"{rule} {api}".strip() for rule, api in found[:4])
+            # the API's last name: the comment does not spell PyTorch's module paths again
+            what = ", ".join(f"{rule} {api.rsplit('.', 1)[-1]}".strip() for rule, api in found[:4])
             more = f" and {len(found) - 4} more" if len(found) > 4 else ""
             via = " -> ".join(f"{n}()" for n in path)
             reason = (f"{via} runs code whose port is flagged ({what}{more}): what fails or differs "

@@ -35,18 +35,21 @@ MAX_BYTES = 512 * 1024 * 1024
 _MODULES = "\0modules"
 #: the key of a boundary's record holding the trainable tensors the loop mentions
 _LEAVES = "\0leaves"
+#: an iteration's item not kept (beyond the recording's memory)
+_NO_ITEM = object()
 
 
-def instrument(code: str, first_line: int, span: tuple, kind: str) -> Optional[str]:
+def instrument(code: str, first_line: int, span: tuple, kind: str, method: str = "iterate") -> Optional[str]:
     """``code`` (a statement starting on line ``first_line``) with the loop's iterable or
-    condition at ``span`` wrapped in the hook; None when the span is not in the code."""
+    condition at ``span`` wrapped in the hook (a ``for`` loop's in ``method``); None when
+    the span is not in the code."""
     lines = code.split("\n")
     line, col, end_line, end_col = span
     a, b = line - first_line, end_line - first_line
     if not (0 <= a <= b < len(lines)) or col > len(lines[a]) or end_col > len(lines[b]):
         return None
     if kind == "for":
-        opening, closing = f"{HOOK}.iterate(", ")"
+        opening, closing = f"{HOOK}.{method}(", ")"
     else:
         opening, closing = f"{HOOK}.tick() and (", ")"
     lines[b] = lines[b][:end_col] + closing + lines[b][end_col:]
@@ -123,13 +126,40 @@ class LoopLockstep:
         self.more = False  # MindSpore ran more iterations than PyTorch recorded
         self.names_followed: set = set()
         self.iterations = 0  # iterations the MindSpore side ran
+        self.items: list = []  # the item of each PyTorch iteration (a ``for`` loop)
+        self.rerun_item = None
+        self.finished = False  # PyTorch's ``for`` loop ran to its end (no break)
+        #: boundary k -> the namespace the float64 re-run of iteration k left ({}: none)
+        self.reruns: dict = {}
+        #: what a re-run needs from the PyTorch side: (code, namespace, names mentioned);
+        #: set by the run when the loop is a ``for`` loop (None: no re-runs)
+        self.rerun_source: Optional[tuple] = None
+        self.rounding_names: set = set()  # names judged within float32 rounding at a boundary
 
     # -- the hook the instrumented code calls
     def iterate(self, iterable):
         for item in iterable:
             self._boundary()
+            if self.side == "torch":
+                self._keep_item(item)
             yield item
         self._boundary(last=True)
+        if self.side == "torch":
+            self.finished = True
+
+    def last_only(self, iterable):
+        """The float64 re-run's iterable: the item of the PyTorch iteration it runs again."""
+        return [self.rerun_item]
+
+    def _keep_item(self, item) -> None:
+        """Keep the item of each PyTorch iteration for a float64 re-run of it (within the
+        recording's memory: beyond it, that iteration cannot be run again)."""
+        size = _size(item) if isinstance(item, (tuple, list)) or to_numpy(item) is not None else 8
+        if self.bytes + size > MAX_BYTES:
+            self.items.append(_NO_ITEM)
+            return
+        self.bytes += size
+        self.items.append(item)
 
     def tick(self) -> bool:
         self._boundary()
@@ -209,6 +239,8 @@ class LoopLockstep:
             if new is not None:
                 updates[name] = new
         if bad:
+            bad = self._rounding(k, bad)
+        if bad:
             self.diverged = (k, bad)
             return
         if last:
@@ -226,6 +258,46 @@ class LoopLockstep:
             self.names_followed.add(name)
         if updates or copies:
             self.followed += 1
+
+    def _rounding(self, k: int, bad: list) -> list:
+        """The rows of ``bad`` (boundary ``k``) that still differ once judged against
+        PyTorch's iteration ``k - 1`` run again in float64 from the values it began with
+        (:func:`float64_rerun`): a value that cancels differs between two correct float32
+        iterations by more than the tolerance."""
+        if self.rerun_source is None:
+            return bad
+        code, tns, names, bound = self.rerun_source
+        box = float64_rerun(self, code, tns, names, k - 1, bound)
+        if box is None:
+            return bad
+        record = self.records[k]
+        kept = []
+        for row in bad:
+            name, _, param = row.name.partition(".")
+            if param and name in record.get(_MODULES, {}):
+                recorded = record[_MODULES][name].get(param)
+                module = box.get(name)
+                own = dict(module.named_parameters()) if hasattr(module, "named_parameters") else {}
+                if hasattr(module, "named_buffers"):
+                    own.update(dict(module.named_buffers()))
+                reference, current = own.get(param), self._ms_param(name, param)
+            else:
+                recorded = record.get(name, record.get(_LEAVES, {}).get(row.name))
+                reference, current = box.get(row.name), self.ns.get(row.name)
+            verdict = None if recorded is None or reference is None or current is None else within_rounding(
+                recorded, current, reference, self.atol)
+            if verdict is None:
+                kept.append(row)
+            else:
+                self.rounding_names.add(row.name)
+        return kept
+
+    def _ms_param(self, name: str, param: str):
+        """The MindSpore parameter a PyTorch module's parameter maps to (None: none)."""
+        cell = self.ns.get(name)
+        if not is_cell(cell) or name not in self.modules:
+            return None
+        return ms_state(cell).get(self.ms_name(self.modules[name], param))
 
     def _leaf_copies(self, recorded: dict, bad: list) -> dict:
         """Trainable tensors recorded at this boundary: compared, and copied in place
@@ -299,8 +371,200 @@ class LoopLockstep:
         text = (f"{where}: MindSpore began each of its {self.iterations} iterations from PyTorch's values of "
                 f"{names}, so float32 rounding does not compound across iterations (largest difference "
                 f"one iteration made: {largest})")
+        if self.rounding_names:
+            text += (f"; {', '.join(sorted(self.rounding_names))} differed beyond the tolerance after some "
+                     "iterations, by no more than float32 rounding: PyTorch's iteration run again in "
+                     "float64 from the same values is as far from PyTorch's result (within "
+                     f"{ROUNDING_FACTOR:g} times) as from MindSpore's")
         if self.full:
             text += f"; after {len(self.records)} iterations (the recording's memory limit) it ran on its own"
         if self.more:
             text += "; MindSpore ran more iterations than PyTorch"
         return text
+
+
+# ----------------------------------------------------------------------------- float64 re-run
+
+#: how far MindSpore's value may be from the float64 re-run, in multiples of PyTorch's
+#: own distance from it (plus atol, and never beyond RERUN_AGREEMENT of the values' RMS
+#: magnitude): both are float32 computations of one iteration
+ROUNDING_FACTOR = 10.0
+#: the re-run stands for PyTorch's iteration only if PyTorch's float32 value is this close
+#: to it (relative to its RMS magnitude): else it drew other random numbers, read other
+#: data, or the iteration is too ill-conditioned for a float32 verdict
+RERUN_AGREEMENT = 1e-3
+
+
+class _Unsafe(Exception):
+    """A value the re-run cannot copy: running the iteration again could change it."""
+
+
+def _double(v, memo: dict, torch, user_globals: dict):
+    """A float64 copy of ``v`` for the re-run (tensors, modules, containers of them,
+    numbers, classes, modules and library functions as they are); raises :class:`_Unsafe`
+    for anything the iteration could change for the user (an optimizer, a data loader, a
+    function of the notebook, which reads and writes the notebook's own names)."""
+    import copy
+    import types
+
+    key = id(v)
+    if key in memo:
+        return memo[key]
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, range, slice, type, types.ModuleType,
+                                   types.BuiltinFunctionType)):
+        out = v
+    elif isinstance(v, (torch.device, torch.dtype)):
+        out = v
+    elif isinstance(v, torch.Generator):
+        out = torch.Generator(device=v.device)  # a copy: the user's generator is not advanced
+        out.set_state(v.get_state())
+    elif isinstance(v, torch.Tensor):
+        if v.is_floating_point():
+            out = v.detach().to(torch.float64)
+            if v.requires_grad:
+                out.requires_grad_(True)
+        else:
+            out = v.detach().clone()
+    elif isinstance(v, torch.nn.Module):
+        out = copy.deepcopy(v).double()
+    elif isinstance(v, (list, tuple)):
+        parts = [_double(x, memo, torch, user_globals) for x in v]
+        out = parts if isinstance(v, list) else (type(v)(*parts) if hasattr(v, "_fields") else tuple(parts))
+    elif isinstance(v, dict):
+        out = {k: _double(x, memo, torch, user_globals) for k, x in v.items()}
+    elif isinstance(v, types.FunctionType) and v.__globals__ is not user_globals:
+        out = v  # a library's function
+    elif callable(v) and type(v).__module__.startswith("torch") and not hasattr(v, "state_dict"):
+        out = v  # torch's own functions and callables (torch.relu, a torch.autograd.Function's apply)
+    else:
+        raise _Unsafe(type(v).__name__)
+    memo[key] = out
+    return out
+
+
+def _load_state(module, state: dict, torch) -> None:
+    """Put a recorded state (name -> tensor) into a float64 copy of its module."""
+    own = dict(module.named_parameters())
+    own.update(dict(module.named_buffers()))
+    with torch.no_grad():
+        for name, value in state.items():
+            target = own.get(name)
+            if target is not None and tuple(target.shape) == tuple(value.shape):
+                target.copy_(value.to(target.dtype))
+
+
+def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
+                  k: Optional[int] = None, bound=()) -> Optional[dict]:
+    """PyTorch's iteration ``k`` of the loop (default: the last) run once more in
+    float64, from the values it began with (the lockstep's record of boundary ``k``) and
+    in a copy of the namespace: the namespace it leaves (name -> float64 value), or None
+    when it cannot be run faithfully (a ``while`` loop, a last iteration that broke off,
+    an iteration not recorded, a value the re-run could change for the user, an error).
+    ``bound``: the names the loop binds (a value of one the re-run cannot copy is left
+    out: the iteration binds it again before reading it, or the re-run fails). Computed
+    once per iteration."""
+    if k is None:
+        if not lock.finished:
+            return None
+        k = len(lock.records) - 2
+    if k in lock.reruns:
+        return lock.reruns[k] or None
+    lock.reruns[k] = {}
+    if code is None or not (0 <= k < len(lock.items)) or k + 1 >= len(lock.records) or lock.items[k] is _NO_ITEM:
+        return None
+    import contextlib
+    import io
+    import os
+    import random
+    import sys
+    import tempfile
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    start = lock.records[k]  # the boundary the iteration began at
+    memo: dict = {}
+    box = {"__builtins__": tns.get("__builtins__", __builtins__), "__name__": tns.get("__name__", "__main__")}
+    try:
+        for name in names:
+            if name in tns and not name.startswith("__"):
+                try:
+                    box[name] = _double(tns[name], memo, torch, tns)
+                except _Unsafe:
+                    if name not in bound:
+                        raise
+        for name, value in start.items():
+            if name == _MODULES:
+                for mod, state in value.items():
+                    if isinstance(box.get(mod), torch.nn.Module):
+                        _load_state(box[mod], state, torch)
+            elif name == _LEAVES:
+                for leaf, t in value.items():
+                    if isinstance(box.get(leaf), torch.Tensor):
+                        with torch.no_grad():
+                            box[leaf].copy_(t.to(box[leaf].dtype))
+            elif name in box:
+                held = box[name]
+                if (isinstance(held, torch.Tensor) and isinstance(value, torch.Tensor)
+                        and held.shape == value.shape and held.is_floating_point() and held.is_leaf):
+                    with torch.no_grad():  # in place: a list holding it and requires_grad stay
+                        held.copy_(value.to(held.dtype))
+                else:
+                    box[name] = _double(value, {}, torch, tns)
+    except _Unsafe:
+        return None
+    except Exception:  # noqa: BLE001 - a copy that fails: no re-run
+        return None
+    box[HOOK] = lock
+    lock.rerun_item = lock.items[k]
+    states = (torch.random.get_rng_state(), random.getstate())
+    try:
+        import numpy
+
+        np_state = numpy.random.get_state()
+    except Exception:  # noqa: BLE001
+        numpy, np_state = None, None
+    default = torch.get_default_dtype()
+    cwd = os.getcwd()
+    try:
+        with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
+            os.chdir(folder)  # whatever the iteration writes goes there
+            torch.set_default_dtype(torch.float64)
+            exec(compile(code, "<float64 re-run>", "exec"), box)  # noqa: S102
+    except BaseException as exc:  # noqa: BLE001 - the re-run tells nothing then
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return None
+    finally:
+        os.chdir(cwd)
+        torch.set_default_dtype(default)
+        torch.random.set_rng_state(states[0])
+        random.setstate(states[1])
+        if numpy is not None:
+            numpy.random.set_state(np_state)
+    lock.reruns[k] = box
+    return box
+
+
+def within_rounding(torch_value, ms_value, reference, atol: float) -> Optional[tuple]:
+    """(PyTorch's distance from the float64 re-run, MindSpore's) when MindSpore's value
+    is as close to the re-run's as float32 rounding lets PyTorch's own be (see
+    ``ROUNDING_FACTOR``), else None."""
+    import numpy as np
+
+    t, m, r = to_numpy(torch_value), to_numpy(ms_value), to_numpy(reference)
+    if t is None or m is None or r is None or not (t.shape == m.shape == r.shape) or not t.size:
+        return None
+    if not all(np.issubdtype(a.dtype, np.floating) for a in (t, m, r)):
+        return None
+    t, m, r = (a.astype(np.float64) for a in (t, m, r))
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(m)) and np.all(np.isfinite(r))):
+        return None
+    err_t, err_m = float(np.max(np.abs(t - r))), float(np.max(np.abs(m - r)))
+    scale = float(np.sqrt(np.mean(r ** 2)))
+    if err_t > RERUN_AGREEMENT * scale + atol:
+        return None  # the re-run is not PyTorch's iteration
+    if err_m > min(ROUNDING_FACTOR * err_t, RERUN_AGREEMENT * scale) + atol:
+        return None  # further than PyTorch's rounding allows, or than 0.1% of the values
+    return err_t, err_m

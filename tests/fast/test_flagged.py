@@ -928,8 +928,8 @@ def test_call_of_a_function_of_an_earlier_cell_whose_port_is_flagged():
                 x = clean()
         """,
         """
-            save()  # msmagic: GEN004 save() runs flagged code (CKP001 torch.save)
-            for i in range(2):  # msmagic: GEN004 run_all() -> save() runs flagged code (CKP001 torch.save)
+            save()  # msmagic: GEN004 save() runs flagged code (CKP001 save)
+            for i in range(2):  # msmagic: GEN004 run_all() -> save() runs flagged code (CKP001 save)
                 run_all()
             if __name__ == "__main__":
                 x = clean()
@@ -961,7 +961,7 @@ def test_function_defined_and_called_in_one_cell_and_fixed_later():
             import torch  # msmagic: kept for the PyTorch calls flagged below
             def show(x):
                 return torch.special.erfcx(x)  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
-            y = show(mindspore.ops.ones(2))  # msmagic: GEN004 show() runs flagged code (GEN001 torch.special.erfcx)
+            y = show(mindspore.ops.ones(2))  # msmagic: GEN004 show() runs flagged code (GEN001 erfcx)
         """,
         edits=None,
         findings={"GEN001", "GEN004"},

@@ -105,8 +105,9 @@ def test_a_function_whose_calls_disagree_is_flagged_at_the_use():
         b = center(np.ones((4, 3)))
     """)
     port = msmagic.port(cell)
-    (finding,) = port.unsupported
+    finding, *calls = port.unsupported
     assert finding.rule_id == "GEN002" and finding.line == 4
+    assert [(f.rule_id, f.line) for f in calls] == [("GEN004", 5), ("GEN004", 6)]  # both calls
     assert "whose calls pass a NumPy array and a tensor" in finding.reason
     # the line is left as PyTorch wrote it: the tensor call ports and matches, and the
     # NumPy call fails on both sides alike (NumPy's mean takes no dim=)
@@ -127,7 +128,7 @@ def test_call_spellings(spelling):
     """) + spelling + "\n"
     port = msmagic.port(cell)
     if "**kw" in spelling:  # what **kw holds is unknown: flagged, not guessed
-        assert {f.rule_id for f in port.unsupported} == {"GEN002"}
+        assert {f.rule_id for f in port.unsupported} == {"GEN002", "GEN004"}  # GEN004: the call
         return
     check(cell, "loss")
 
