@@ -415,6 +415,8 @@ def _double(v, memo: dict, torch, user_globals: dict):
         out = v
     elif isinstance(v, (torch.device, torch.dtype)):
         out = v
+    elif type(v).__module__ == "numpy" and hasattr(v, "copy"):
+        out = v.copy()  # an array or a NumPy scalar: a copy the iteration may change
     elif isinstance(v, torch.Generator):
         out = torch.Generator(device=v.device)  # a copy: the user's generator is not advanced
         out.set_state(v.get_state())
