@@ -287,3 +287,31 @@ def test_the_rerun_leaves_the_users_files_lists_and_random_state_alone(tmp_path,
     plain = {"__name__": "__main__"}  # the same cells run by PyTorch alone
     exec(CANCELLING_SETUP + loop.replace("'log.txt'", "'plain.txt'"), plain)
     assert after == float(plain["torch"].rand(1))
+
+
+MAIN_BLOCK = src("""
+    if __name__ == "__main__":
+        total = 0.0
+        for step in range(60):
+            y = x @ M
+            x = 3.9 * y * (1 - y)
+            total += float(x.sum())
+        final = x.sum()
+""")
+
+
+@pytest.mark.parametrize("guard", ['__name__ == "__main__"', "'__main__' == __name__"])
+def test_the_loop_of_a_scripts_main_block_runs_in_lockstep(guard):
+    """A script pasted into a notebook trains in ``if __name__ == "__main__":``: its one
+    loop is followed iteration by iteration as a top-level loop is, and what the block
+    computes after it compares."""
+    report = run(SETUP + MAIN_BLOCK.replace('__name__ == "__main__"', guard))
+    got = rows(report)
+    assert got["x"].status == MATCH and got["final"].status == MATCH, report.rows
+    assert any("the loop on line 8: MindSpore began each of its 60 iterations" in n for n in report.notes), report.notes
+
+
+def test_the_main_block_run_free_differs(monkeypatch):
+    monkeypatch.setattr(loops, "instrument", lambda *a, **k: None)
+    report = run(SETUP + MAIN_BLOCK)
+    assert rows(report)["x"].status != MATCH and rows(report)["x"].max_abs > 1e-2

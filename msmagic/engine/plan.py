@@ -78,9 +78,10 @@ def build(
 
 
 def loop_facts(tree: ast.Module, text: str) -> dict[int, tuple]:
-    """Top-level ``for``/``while`` loops without ``else`` (statement index -> (kind,
-    carried names, span of the iterable or condition in characters)). Counted like
-    :func:`statement_facts` counts statements."""
+    """Top-level ``for``/``while`` loops without ``else``, and the one loop of a top-level
+    ``if __name__ == "__main__":`` block (statement index -> (kind, carried names, span of
+    the iterable or condition in characters)). Counted like :func:`statement_facts`
+    counts statements."""
     lines = text.splitlines()
     found: dict[int, tuple] = {}
     index, last_end = -1, 0
@@ -89,10 +90,34 @@ def loop_facts(tree: ast.Module, text: str) -> dict[int, tuple]:
         if index < 0 or last_end < start:
             index += 1
         last_end = max(last_end, node.end_lineno)
-        if isinstance(node, (ast.For, ast.While)) and not node.orelse:
-            head = node.iter if isinstance(node, ast.For) else node.test
-            found[index] = (_kind(node), _carried(node), _span(head, lines))
+        loop = node if isinstance(node, (ast.For, ast.While)) else _main_loop(node)
+        if loop is not None and not loop.orelse:
+            head = loop.iter if isinstance(loop, ast.For) else loop.test
+            found[index] = (_kind(loop), _carried(loop), _span(head, lines))
     return found
+
+
+def _is_main_guard(node) -> bool:
+    """``if __name__ == "__main__":`` (either order, no ``else``): always true in a
+    notebook cell."""
+    if not isinstance(node, ast.If) or node.orelse or not isinstance(node.test, ast.Compare):
+        return False
+    test = node.test
+    if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
+
+
+def _main_loop(node):
+    """The one ``for``/``while`` loop directly in the body of a script's ``if __name__ ==
+    "__main__":`` block (the training loop of a script pasted into a notebook), or None
+    (no such block, or several loops in it)."""
+    if not _is_main_guard(node):
+        return None
+    loops = [st for st in node.body if isinstance(st, (ast.For, ast.While))]
+    return loops[0] if len(loops) == 1 else None
 
 
 def loop_of(facts: tuple, code: str, after) -> "Loop | None":
@@ -109,6 +134,7 @@ def loop_of(facts: tuple, code: str, after) -> "Loop | None":
     if not tree.body:
         return None
     node = tree.body[-1]
+    node = _main_loop(node) or node
     kind, carried, span = facts
     if not isinstance(node, (ast.For, ast.While)) or _kind(node) != kind or node.orelse:
         return None

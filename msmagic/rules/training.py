@@ -1817,6 +1817,8 @@ def _conditional_step(ctx, original, updated, stmts, hoisted, k, p, virtual):
     step.fn = step.fn.with_changes(leading_lines=lead[:first_comment])
     root = opt.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0]
     in_function = B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
+    if in_function:
+        step.detail = step.detail.replace("before the loop", "in the `if` branch")
     _forget(ctx, [virtual[i] for i in p.index])
     # the branch: the call where backward() was, opt(grads) for step(), zero_grad() dropped
     origin = {j: i + k for i, j in inner_where.items()}

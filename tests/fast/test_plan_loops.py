@@ -109,3 +109,16 @@ def test_a_cell_without_torch_keeps_its_loop_plan():
             w1 -= 0.1 * grad_w1
     """)
     assert loop.carried == ("w1",) and loop.ms_span == loop.torch_span
+
+
+def test_the_one_loop_of_a_main_block_is_found_and_several_are_not():
+    import ast
+
+    from msmagic.engine.plan import loop_facts
+
+    one = 'import torch\nif __name__ == "__main__":\n    w = 1\n    for i in range(3):\n        w = w * 2\n    print(w)\n'
+    assert loop_facts(ast.parse(one), one) == {1: ("for", ("w",), (4, 13, 4, 21))}
+    two = one.replace("    print(w)\n", "    for j in range(2):\n        w += 1\n")
+    assert loop_facts(ast.parse(two), two) == {}
+    other = one.replace('__name__ == "__main__"', "flag")
+    assert loop_facts(ast.parse(other), other) == {}
