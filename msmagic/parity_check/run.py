@@ -442,10 +442,13 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     for r in bad:
         verdict = loops.within_rounding(tns[r.name], mns[r.name], box[r.name], atol) if (
             r in plain and r.name in box) else None
-        if verdict is None:
+        if verdict is not None:
+            run.rounding[r.name] = (step.index, box[r.name])
+        if verdict is None or not verdict[0]:
+            if verdict is not None:
+                r.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
             kept.append(r)
             continue
-        run.rounding[r.name] = (step.index, box[r.name])
         _mark_rounding(r, verdict)
     if len(kept) < len(bad):
         names = ", ".join(sorted(r.name for r in bad if r not in kept))
@@ -458,7 +461,7 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
 
 
 def _mark_rounding(row, verdict: tuple) -> None:
-    err_t, err_m = verdict
+    _, err_t, err_m = verdict
     row.status = MATCH
     row.note = (f"within float32 rounding: the float64 re-run of the loop's last iteration is "
                 f"{err_t:.2g} from PyTorch's value, {err_m:.2g} from MindSpore's").strip()
@@ -500,8 +503,10 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
                 for r in rows:  # judged against the float64 re-run of the loop that bound it
                     verdict = loops.within_rounding(tns[m], mns[m], reference[1], atol) if (
                         r.name == m and r.status == DIFFERS) else None
-                    if verdict is not None:
+                    if verdict is not None and verdict[0]:
                         _mark_rounding(r, verdict)
+                    elif verdict is not None:
+                        r.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
             run.rows.extend(rows)
         if m not in bound_by and each_step and run.first_divergence is None and is_torch_module(tns.get(m)):
             # a module the cell used and changed in place (train(net, ...)): a difference
