@@ -13,7 +13,7 @@ import libcst as cst
 
 from msmagic.engine import arguments
 from msmagic.engine import spec as S
-from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields
+from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields, descendants
 from msmagic.engine.context import Context
 from msmagic.engine.edits import EditLog, Record
 from msmagic.engine.imports import UNMAPPED_RULE, rewrite_import, rewrite_import_from
@@ -820,13 +820,7 @@ def _called_names(node) -> set:
 
 def _calls_by_name(node) -> list:
     """The calls of a plain name inside ``node`` (``fit(...)``), in source order."""
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if type(n) is cst.Call and type(n.func) is cst.Name:
-            out.append(n)
-        stack.extend(reversed(n.children))
-    return out
+    return [n for n in descendants(node) if type(n) is cst.Call and type(n.func) is cst.Name]
 
 
 def _flagged_path(name: str, here: dict, earlier: dict) -> tuple[list, tuple]:

@@ -435,21 +435,19 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     plain = [r for r in bad if r.status == DIFFERS and r.name in step.bound and r.name in tns and r.name in mns]
     if not plain:
         return bad
-    box = loops.float64_rerun(lock, _rerun_code(step), tns, _rerun_names(step, lock), bound=set(step.bound))
+    if lock.rerun_source is None:
+        return bad
+    code, _, names, bound = lock.rerun_source
+    box = loops.float64_rerun(lock, code, tns, names, bound=bound)
     if box is None:
         return bad
     kept = []
     for r in bad:
-        verdict = loops.within_rounding(tns[r.name], mns[r.name], box[r.name], atol) if (
-            r in plain and r.name in box) else None
-        if verdict is not None:
+        if r in plain and r.name in box:
             run.rounding[r.name] = (step.index, box[r.name])
-        if verdict is None or not verdict[0]:
-            if verdict is not None:
-                r.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
-            kept.append(r)
-            continue
-        _mark_rounding(r, verdict)
+            if _judged(r, tns[r.name], mns[r.name], box[r.name], atol):
+                continue
+        kept.append(r)
     if len(kept) < len(bad):
         names = ", ".join(sorted(r.name for r in bad if r not in kept))
         run.notes.append(
@@ -460,11 +458,22 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     return kept
 
 
-def _mark_rounding(row, verdict: tuple) -> None:
-    _, err_t, err_m = verdict
+def _judged(row, torch_value, ms_value, reference, atol: float) -> bool:
+    """Judge a row that differs against the float64 re-run of the loop's last iteration:
+    True (the row now matches, its note says why) when the difference is float32
+    rounding; else the row keeps its status, with both distances in its note when the
+    re-run stands for PyTorch's iteration."""
+    verdict = loops.within_rounding(torch_value, ms_value, reference, atol)
+    if verdict is None:
+        return False
+    within, err_t, err_m = verdict
+    if not within:
+        row.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
+        return False
     row.status = MATCH
     row.note = (f"within float32 rounding: the float64 re-run of the loop's last iteration is "
-                f"{err_t:.2g} from PyTorch's value, {err_m:.2g} from MindSpore's").strip()
+                f"{err_t:.2g} from PyTorch's value, {err_m:.2g} from MindSpore's")
+    return True
 
 
 def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, atol, ms_name,
@@ -501,12 +510,8 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
             reference = run.rounding.get(m)
             if reference is not None and reference[0] == bound_by.get(m):
                 for r in rows:  # judged against the float64 re-run of the loop that bound it
-                    verdict = loops.within_rounding(tns[m], mns[m], reference[1], atol) if (
-                        r.name == m and r.status == DIFFERS) else None
-                    if verdict is not None and verdict[0]:
-                        _mark_rounding(r, verdict)
-                    elif verdict is not None:
-                        r.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
+                    if r.name == m and r.status == DIFFERS:
+                        _judged(r, tns[m], mns[m], reference[1], atol)
             run.rows.extend(rows)
         if m not in bound_by and each_step and run.first_divergence is None and is_torch_module(tns.get(m)):
             # a module the cell used and changed in place (train(net, ...)): a difference

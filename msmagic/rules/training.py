@@ -1575,17 +1575,9 @@ def _training_step(ctx, original, updated):
         wanted += p.grad_reads
     where = _align(ctx, stmts, new_body, wanted)
     if where is None:
-        ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
-                    "porting (split, removed or replaced); the training step was not rewritten",
-                    node=p.backs[0], api=".backward()", comment=_STEP_COMMENT)
+        _not_rewritten(ctx, p)
         return _emit(ctx, original, updated, hoisted)
-    # owners the definitions are hoisted before: this statement, and enclosing loops
-    owners = [original]
-    for h in reversed(ctx.enclosing_statements[:-1]):
-        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
-            owners.append(h)
-        else:
-            break
+    owners = _owners(ctx, original)
     varying = set().union(*(_varying(o) for o in owners))
     replace, drop = {}, set()
     built = []  # (plan of one step, its _Step, optimizer text)
@@ -1633,10 +1625,7 @@ def _training_step(ctx, original, updated):
                 weights = "(" + ", ".join(f"*{o}.parameters" for o in joint) + ")"
             lines = [new_body[where[i]] for i in seg.forward]
             if lines:  # blank lines above the forward pass stay in the loop, comments move with it
-                lead = list(lines[0].leading_lines)
-                k = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
-                lines[0] = lines[0].with_changes(leading_lines=lead[k:])
-                blank[seg.forward[0]] = lead[:k]
+                blank[seg.forward[0]], lines[0] = _blank_lines_apart(lines[0])
             if p.joint:
                 step = _build(ctx, seg, stmts, lines, varying, weights,
                               f"{', '.join(joint)} step on their shares of grads")
@@ -1732,12 +1721,43 @@ def _training_step(ctx, original, updated):
     return _emit(ctx, original, new, defs)
 
 
+def _owners(ctx, original) -> list:
+    """The statements a step's definitions are hoisted before: ``original`` and the loops
+    directly enclosing it (innermost first)."""
+    owners = [original]
+    for h in reversed(ctx.enclosing_statements[:-1]):
+        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
+            owners.append(h)
+        else:
+            break
+    return owners
+
+
+def _not_rewritten(ctx, p) -> None:
+    ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
+                "porting (split, removed or replaced); the training step was not rewritten",
+                node=p.backs[0], api=".backward()", comment=_STEP_COMMENT)
+
+
+def _blank_lines_apart(line) -> tuple:
+    """(the blank lines above ``line`` before its first comment line, ``line`` without
+    them): blank lines stay where the statement was, its comments move with it."""
+    lead = list(line.leading_lines)
+    k = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
+    return lead[:k], line.with_changes(leading_lines=lead[k:])
+
+
+def _user_comment(tw) -> str:
+    """The user's comment ending a line, without the ``# msmagic:`` notes rules put there."""
+    return tw.comment.value.split("# msmagic:")[0].rstrip() if tw.comment is not None else ""
+
+
 def _own_comment(tw):
     """A line's trailing whitespace without the ``# msmagic:`` notes rules put on it
     (the user's own comment stays)."""
     if tw.comment is None or "# msmagic:" not in tw.comment.value:
         return tw
-    own = tw.comment.value.split("# msmagic:")[0].rstrip()
+    own = _user_comment(tw)
     return tw.with_changes(comment=cst.Comment(own) if own else None,
                            whitespace=tw.whitespace if own else cst.SimpleWhitespace(""))
 
@@ -1795,27 +1815,18 @@ def _conditional_step(ctx, original, updated, stmts, hoisted, k, p, virtual):
     inner_where = (_align(ctx, inner, list(branch.body.body), roles)
                    if isinstance(branch, cst.If) and isinstance(branch.body, cst.IndentedBlock) else None)
     if inner_where is None:
-        ctx.finding("TRN004", "a statement of the training step was rewritten by another rule while "
-                    "porting (split, removed or replaced); the training step was not rewritten",
-                    node=p.backs[0], api=".backward()", comment=_STEP_COMMENT)
+        _not_rewritten(ctx, p)
         return _emit(ctx, original, updated, hoisted)
     inner_new = list(branch.body.body)
     step_i = next(i for i, r in p.index.items() if r == "step")
     opt = _code(inner_new[inner_where[step_i - k]].body[0].value.func.value).strip()
-    owners = [original]
-    for h in reversed(ctx.enclosing_statements[:-1]):
-        if isinstance(h, _LOOPS) and isinstance(owners[-1], _LOOPS):
-            owners.append(h)
-        else:
-            break
+    owners = _owners(ctx, original)
     varying = set().union(*(_varying(o) for o in owners))
     lines = [new_body[where[i]] for i in p.forward]
-    lead = list(lines[0].leading_lines)  # blank lines stay above the function, comments move in
-    first_comment = next((n for n, e in enumerate(lead) if e.comment is not None), len(lead))
-    lines[0] = lines[0].with_changes(leading_lines=lead[first_comment:])
+    blank, lines[0] = _blank_lines_apart(lines[0])  # blank lines stay above the function, comments move in
     step = _build(ctx, p, virtual, lines, varying, f"{opt}.parameters", f"{opt}(grads) steps")
-    step.fn = step.fn.with_changes(leading_lines=lead[:first_comment])
-    root = opt.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0]
+    step.fn = step.fn.with_changes(leading_lines=blank)
+    root = _leading_name(opt)
     in_function = B.binds(original, root, header_only=True) or any(B.binds(st, root) for st in stmts)
     if in_function:
         step.detail = step.detail.replace("before the loop", "in the `if` branch")
@@ -1891,16 +1902,19 @@ def _roots(built, p, ctx) -> set:
     texts += [_callee(p.calls[i]) for i in p.joint]
     if p.manual is not None:
         texts.append(_code(ctx.updated_of(p.manual.module)).strip())
-    return {t.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0] for t in texts}
+    return {_leading_name(t) for t in texts}
+
+
+def _leading_name(text: str) -> str:
+    """``opt`` for ``opt.param_groups[0]``: the name an expression's text starts with."""
+    return text.split(".", 1)[0].split("[", 1)[0].split("(", 1)[0]
 
 
 def _comments_of(line, blank: bool = False) -> list:
     """The comment lines of a statement the rewrite drops: those above it (with the
     blank lines, when ``blank``) and the one ending its line."""
     kept = [e for e in line.leading_lines if blank or e.comment is not None]
-    tw = line.trailing_whitespace
-    # the user's comment, without the "# msmagic:" notes a rule put on the line
-    own = tw.comment.value.split("# msmagic:")[0].rstrip() if tw.comment is not None else ""
+    own = _user_comment(line.trailing_whitespace)
     if own:
         kept.append(cst.EmptyLine(comment=cst.Comment(own)))
     return kept
