@@ -87,12 +87,17 @@ class Loop:
     (``w1 -= lr * grad_w1``, ``hidden = model(x, hidden)``): what one iteration hands the
     next. ``torch_span`` / ``ms_span``: (line, column, end line, end column), columns in
     characters, of the ``for`` loop's iterable or the ``while`` loop's condition in the
-    input and in the output."""
+    input and in the output. ``lines``: the loop statement's first and last line in the
+    input (inside a script's ``if __name__ == "__main__":`` block for its loop);
+    ``needs``: the names an iteration reads from outside it (those it mentions and does
+    not bind, and the carried ones)."""
 
     kind: str
     carried: tuple
     torch_span: tuple
     ms_span: tuple
+    lines: tuple = ()
+    needs: frozenset = frozenset()
 
 
 @dataclass(frozen=True)

@@ -352,3 +352,119 @@ def test_the_main_block_run_free_differs(monkeypatch):
     monkeypatch.setattr(loops, "instrument", lambda *a, **k: None)
     report = run(SETUP + MAIN_BLOCK)
     assert rows(report)["x"].status != MATCH and rows(report)["x"].max_abs > 1e-2
+
+
+# a training loop: its last y_pred is a sum of products around 30 that cancels to about
+# 1, so the two frameworks' float32 rounding differs beyond rtol=1e-5 (see CANCELLING)
+TRAINING_SETUP = src("""
+    import torch
+    from torch import nn
+    torch.manual_seed(0)
+    x = torch.randn(64, 1000)
+    y = torch.randn(64, 10)
+    model = nn.Sequential(nn.Linear(1000, 100, bias=False), nn.ReLU(), nn.Linear(100, 10, bias=False))
+    with torch.no_grad():
+        model[0].weight.copy_(torch.randn(100, 1000))
+        model[2].weight.copy_(torch.randn(10, 100))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-6, momentum=0.5)
+""")
+TRAINING = src("""
+    for t in range(40):
+        optimizer.zero_grad()
+        y_pred = model(x)
+        loss = (y_pred - y).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+""")
+SCHEDULED = ("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)\n",
+             "    scheduler.step()\n")
+
+
+@pytest.mark.parametrize("scheduled", [False, True], ids=["optimizer", "optimizer and scheduler"])
+def test_a_training_loops_last_values_are_judged_against_a_float64_rerun_with_the_optimizer(scheduled):
+    """The last iteration reads the optimizer (and a scheduler): the re-run steps float64
+    copies of them, so y_pred, beyond the tolerance by rounding alone, matches."""
+    from msmagic.engine.session import PortSession
+
+    setup, loop = TRAINING_SETUP, TRAINING
+    if scheduled:
+        setup, loop = setup + SCHEDULED[0], loop + SCHEDULED[1]
+    ns, shadow, session = {"__name__": "__main__"}, {"__name__": "__shadow__"}, PortSession()
+    run(setup, user_ns=ns, shadow=shadow, session=session)
+    report = run(loop, user_ns=ns, shadow=shadow, session=session)
+    row = report.row("y_pred")
+    assert row.max_abs > 1e-5 + 1e-5 * float(ns["y_pred"].detach().pow(2).mean().sqrt())
+    assert row.status == MATCH and row.note.startswith("within float32 rounding: the float64 re-run"), row.note
+    if scheduled:
+        assert ns["scheduler"].last_epoch == 40 and ns["optimizer"].param_groups[0]["lr"] == pytest.approx(1e-6 / 16)
+
+
+def _adam_loop():
+    """A small Adam + StepLR loop run on the PyTorch side through the hook: (lock, namespace,
+    the re-run's code, the names it reads)."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    opt = torch.optim.Adam(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    body = src("""
+        for t in range(5):
+            opt.zero_grad()
+            loss = model(x).pow(2).sum()
+            loss.backward()
+            opt.step()
+            sched.step()
+    """)
+    span = (1, 9, 1, 17)
+    tns = {"torch": torch, "model": model, "opt": opt, "sched": sched, "x": torch.randn(8, 4)}
+    names = ["model", "opt", "range", "sched", "x"]
+    lock = loops.LoopLockstep((), 1e-5, 1e-5, line=1, mentioned=names)
+    lock.start("torch", tns)
+    tns[loops.HOOK] = lock
+    exec(loops.instrument(body, 1, span, "for"), tns)  # noqa: S102
+    return lock, tns, loops.instrument(body, 1, span, "for", method="last_only"), names
+
+
+def test_the_rerun_starts_the_optimizer_and_scheduler_from_the_iterations_own_state():
+    """Iteration k run again in float64 from boundary k's record gives PyTorch's float32
+    parameters after iteration k to float32 rounding: Adam's moments, its step count and
+    the scheduler's learning rate are those iteration k began with, not those the loop
+    left; the user's optimizer, scheduler and model are not stepped."""
+    lock, tns, code, names = _adam_loop()
+    model, opt, sched = tns["model"], tns["opt"], tns["sched"]
+    weights = model.weight.detach().clone()
+    for k in (1, 3, 4):
+        box = loops.float64_rerun(lock, code, tns, names, k, {"t", "loss"})
+        assert box is not None
+        after = lock.records[k + 1][loops._MODULES]["model"]
+        for name, p in box["model"].named_parameters():
+            assert p.dtype == torch.float64
+            assert torch.allclose(p.detach().float(), after[name], atol=1e-6), (k, name)
+        assert box["opt"].state[box["model"].weight]["step"] == k + 1
+        assert box["opt"].param_groups[0]["lr"] == pytest.approx(0.1 * 0.5 ** ((k + 1) // 2))
+    assert opt.state[model.weight]["step"] == 5 and sched.last_epoch == 5
+    assert torch.equal(model.weight, weights) and opt.param_groups[0]["lr"] == pytest.approx(0.025)
+
+
+def test_optimizer_states_beyond_their_memory_are_kept_for_the_last_iteration_only(monkeypatch):
+    monkeypatch.setattr(loops, "STEPPER_BYTES", 0)
+    lock, tns, code, names = _adam_loop()
+    assert loops.float64_rerun(lock, code, tns, names, 1, {"t", "loss"}) is None
+    box = loops.float64_rerun(lock, code, tns, names, None, {"t", "loss"})  # the last: k = 4
+    assert box is not None and box["opt"].state[box["model"].weight]["step"] == 5
+    held = {k for k, r in enumerate(lock.records) if r[loops._STEPPERS]["opt"] is not None}
+    assert held == {0, 4, 5}  # Adam's state before its first step is empty
+
+
+@pytest.mark.parametrize("made, loop", [(TRAINING_SETUP, TRAINING), (CANCELLING_SETUP, CANCELLING)],
+                         ids=["module and optimizer", "tensors by hand"])
+def test_the_loop_of_a_main_block_is_run_again_alone_from_what_the_block_built(made, loop):
+    """A script's main block builds the model (or the weights) and the optimizer, then
+    trains: the float64 re-run runs the loop's last iteration alone (the block's first
+    lines would draw other weights) with the names the loop reads from the block."""
+    block = "if __name__ == '__main__':\n" + textwrap.indent(
+        made.split("torch.manual_seed(0)\n")[1] + loop + "print('done')\n", "    ")
+    ns = {"__name__": "__main__"}
+    report = run("import torch\nfrom torch import nn\ntorch.manual_seed(0)\n" + block, user_ns=ns)
+    row = report.row("y_pred")
+    assert row.max_abs > 1e-5 + 1e-5 * float(ns["y_pred"].detach().pow(2).mean().sqrt())
+    assert row.status == MATCH and row.note.startswith("within float32 rounding: the float64 re-run"), row.note

@@ -350,7 +350,8 @@ def _untouched(source: str, facts: list, session: PortSession, notes: list, loop
     return PortResult(
         source=source, code=source, notes=notes,
         statements=plan.build(facts, {}, {i: f[0] for i, f in enumerate(facts)}, {}, {},
-                              {i: Loop(kind, carried, span, span) for i, (kind, carried, span) in loops.items()}),
+                              {i: Loop(kind, carried, span, span, lines, needs)
+                               for i, (kind, carried, span, lines, needs) in loops.items()}),
         module_params=dict(session.module_params),
     )
 

@@ -80,8 +80,9 @@ def build(
 def loop_facts(tree: ast.Module, text: str) -> dict[int, tuple]:
     """Top-level ``for``/``while`` loops without ``else``, and the one loop of a top-level
     ``if __name__ == "__main__":`` block (statement index -> (kind, carried names, span of
-    the iterable or condition in characters)). Counted like :func:`statement_facts`
-    counts statements."""
+    the iterable or condition in characters, the loop's first and last line, the names an
+    iteration reads from outside it)). Counted like :func:`statement_facts` counts
+    statements."""
     lines = text.splitlines()
     found: dict[int, tuple] = {}
     index, last_end = -1, 0
@@ -93,7 +94,10 @@ def loop_facts(tree: ast.Module, text: str) -> dict[int, tuple]:
         loop = node if isinstance(node, (ast.For, ast.While)) else _main_loop(node)
         if loop is not None and not loop.orelse:
             head = loop.iter if isinstance(loop, ast.For) else loop.test
-            found[index] = (_kind(loop), _carried(loop), _span(head, lines))
+            carried = _carried(loop)
+            mentioned = {n.id for n in ast.walk(loop) if type(n) is ast.Name}
+            needs = frozenset(mentioned - _bound_names(loop) | set(carried))
+            found[index] = (_kind(loop), carried, _span(head, lines), (loop.lineno, loop.end_lineno), needs)
     return found
 
 
@@ -135,13 +139,13 @@ def loop_of(facts: tuple, code: str, after) -> "Loop | None":
         return None
     node = tree.body[-1]
     node = _main_loop(node) or node
-    kind, carried, span = facts
+    kind, carried, span, loop_lines, needs = facts
     if not isinstance(node, (ast.For, ast.While)) or _kind(node) != kind or node.orelse:
         return None
     head = node.iter if isinstance(node, ast.For) else node.test
     line, col, end_line, end_col = _span(head, chunk.splitlines())
     shift = after[0] - 1
-    return Loop(kind, carried, span, (line + shift, col, end_line + shift, end_col))
+    return Loop(kind, carried, span, (line + shift, col, end_line + shift, end_col), loop_lines, needs)
 
 
 def _kind(node) -> str:

@@ -29,14 +29,50 @@ __all__ = ["HOOK", "instrument", "LoopLockstep"]
 
 #: the name the instrumented loop calls (left out of comparisons: it starts with "_")
 HOOK = "__msmagic_loop__"
-#: the most bytes the PyTorch side's recorded iterations may hold
-MAX_BYTES = 512 * 1024 * 1024
+#: the most bytes the PyTorch side's recorded iterations may hold (a 40M-parameter model
+#: trained for a few iterations fits, as in the gradients' recording)
+MAX_BYTES = 1 << 30
+#: the most bytes the optimizers' and schedulers' states of all boundaries may hold
+#: (Adam's is twice its parameters); beyond it only the last two boundaries' are kept,
+#: enough for the float64 re-run of the last iteration
+STEPPER_BYTES = 1 << 28
 #: the key of a boundary's record holding the modules' parameters
 _MODULES = "\0modules"
 #: the key of a boundary's record holding the trainable tensors the loop mentions
 _LEAVES = "\0leaves"
+#: the key of a boundary's record holding the optimizers' and learning-rate schedulers'
+#: states (what a float64 re-run of the iteration starts its optimizer from)
+_STEPPERS = "\0steppers"
+#: the keys of a boundary's record that are not names
+_KEYS = (_MODULES, _LEAVES, _STEPPERS)
 #: an iteration's item not kept (beyond the recording's memory)
 _NO_ITEM = object()
+
+
+def _stepper_kind(v, torch) -> int:
+    """1 for a PyTorch optimizer, 2 for a learning-rate scheduler, else 0."""
+    optim = getattr(torch, "optim", None) if torch is not None else None
+    if optim is None:
+        return 0
+    if isinstance(v, optim.Optimizer):
+        return 1
+    return 2 if isinstance(v, getattr(optim.lr_scheduler, "LRScheduler", ())) else 0
+
+
+def _stepper_state(v, torch):
+    """A copy of an optimizer's or scheduler's state that later steps do not change (None:
+    it cannot be copied, so no re-run starts from it)."""
+    import copy
+
+    try:
+        if _stepper_kind(v, torch) == 1:
+            sd = v.state_dict()
+            return {"state": {i: {k: (t.detach().clone() if isinstance(t, torch.Tensor) else copy.deepcopy(t))
+                                  for k, t in s.items()} for i, s in sd["state"].items()},
+                    "param_groups": copy.deepcopy(sd["param_groups"])}
+        return copy.deepcopy(v.state_dict())
+    except Exception:  # noqa: BLE001 - a state that does not copy: no re-run from it
+        return None
 
 
 def instrument(code: str, first_line: int, span: tuple, kind: str, method: str = "iterate") -> Optional[str]:
@@ -135,6 +171,8 @@ class LoopLockstep:
         #: set by the run when the loop is a ``for`` loop (None: no re-runs)
         self.rerun_source: Optional[tuple] = None
         self.rounding_names: set = set()  # names judged within float32 rounding at a boundary
+        self.stepper_bytes = 0  # bytes of the optimizers' states held within STEPPER_BYTES
+        self.rolling: list = []  # records holding states beyond STEPPER_BYTES (the last two)
 
     # -- the hook the instrumented code calls
     def iterate(self, iterable):
@@ -184,13 +222,15 @@ class LoopLockstep:
                 v = _torch_value(self.ns[name])
                 if v is not None:
                     values[name] = v
-        modules, leaves = {}, {}
+        modules, leaves, steppers = {}, {}, {}
         torch = __import__("sys").modules.get("torch")
         for name in self.mentioned:
             v = self.ns.get(name)
             if name in values:
                 continue
-            if is_torch_module(v):
+            if _stepper_kind(v, torch):
+                steppers[name] = _stepper_state(v, torch)
+            elif is_torch_module(v):
                 self.modules[name] = v
                 modules[name] = {p: t.detach().clone() for p, t in torch_state(v)}
             elif torch is not None and isinstance(v, torch.Tensor) and v.requires_grad and v.is_leaf:
@@ -201,13 +241,28 @@ class LoopLockstep:
             values[_MODULES] = modules
         if leaves:
             values[_LEAVES] = leaves
-        size = sum(_size(v) for k, v in values.items() if k not in (_MODULES, _LEAVES))
+        size = sum(_size(v) for k, v in values.items() if k not in _KEYS)
         size += sum(_size(list(m.values())) for m in modules.values()) + _size(list(leaves.values()))
         if self.bytes + size > MAX_BYTES:
             self.full = True
             return
         self.bytes += size
+        if steppers:
+            values[_STEPPERS] = steppers
+            self._hold_steppers(values, steppers)
         self.records.append(values)
+
+    def _hold_steppers(self, values: dict, steppers: dict) -> None:
+        """Count a boundary's optimizer states against ``STEPPER_BYTES``; beyond it they
+        are held only until two later boundaries are recorded."""
+        size = sum(_size(list(s.values())) for st in steppers.values() if st and "state" in st
+                   for s in st["state"].values())
+        if self.stepper_bytes + size <= STEPPER_BYTES:
+            self.stepper_bytes += size
+            return
+        self.rolling.append(values)
+        if len(self.rolling) > 2:
+            self.rolling.pop(0)[_STEPPERS] = {n: None for n in steppers}  # no re-run from there
 
     # -- MindSpore side
     def _follow(self, k: int, last: bool = False) -> None:
@@ -225,7 +280,7 @@ class LoopLockstep:
         copies = self._module_copies(record.get(_MODULES, {}), bad)
         copies.update(self._leaf_copies(record.get(_LEAVES, {}), bad))
         for name, recorded in record.items():
-            if name in (_MODULES, _LEAVES):
+            if name in _KEYS:
                 continue
             current = self.ns.get(name)
             if current is None:
@@ -403,8 +458,9 @@ class _Unsafe(Exception):
 
 def _double(v, memo: dict, torch, user_globals: dict):
     """A float64 copy of ``v`` for the re-run (tensors, modules, containers of them,
-    numbers, classes, modules and library functions as they are); raises :class:`_Unsafe`
-    for anything the iteration could change for the user (an optimizer, a data loader, a
+    numbers, classes, modules and library functions as they are; an optimizer or a
+    learning-rate scheduler as a copy over the copies of its parameters); raises
+    :class:`_Unsafe` for anything the iteration could change for the user (a data loader, a
     function of the notebook, which reads and writes the notebook's own names)."""
     import copy
     import types
@@ -430,7 +486,19 @@ def _double(v, memo: dict, torch, user_globals: dict):
         else:
             out = v.detach().clone()
     elif isinstance(v, torch.nn.Module):
-        out = copy.deepcopy(v).double()
+        copies: dict = {}
+        out = copy.deepcopy(v, copies).double()  # .double() keeps the Parameter objects
+        for t in list(v.parameters()) + list(v.buffers()):
+            if id(t) in copies:  # an optimizer copied later steps these same copies
+                memo.setdefault(id(t), copies[id(t)])
+    elif _stepper_kind(v, torch) == 1:
+        # an optimizer over the float64 copies of its parameters (its state is replaced by
+        # the boundary's record); the user's optimizer is not stepped
+        seeded = {id(p): _double(p, memo, torch, user_globals) for g in v.param_groups for p in g["params"]}
+        out = copy.deepcopy(v, seeded)
+        out.__dict__.pop("step", None)  # a scheduler's wrapper of step() calls the user's optimizer
+    elif _stepper_kind(v, torch) == 2:
+        out = copy.deepcopy(v, {id(v.optimizer): _double(v.optimizer, memo, torch, user_globals)})
     elif isinstance(v, (list, tuple)):
         parts = [_double(x, memo, torch, user_globals) for x in v]
         out = parts if isinstance(v, list) else (type(v)(*parts) if hasattr(v, "_fields") else tuple(parts))
@@ -460,8 +528,9 @@ def _load_state(module, state: dict, torch) -> None:
 def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
                   k: Optional[int] = None, bound=()) -> Optional[dict]:
     """PyTorch's iteration ``k`` of the loop (default: the last) run once more in
-    float64, from the values it began with (the lockstep's record of boundary ``k``) and
-    in a copy of the namespace: the namespace it leaves (name -> float64 value), or None
+    float64, from the values it began with (the lockstep's record of boundary ``k``:
+    modules, trainable tensors, and the optimizers' and schedulers' states) and in a copy
+    of the namespace: the namespace it leaves (name -> float64 value), or None
     when it cannot be run faithfully (a ``while`` loop, a last iteration that broke off,
     an iteration not recorded, a value the re-run could change for the user, an error).
     ``bound``: the names the loop binds (a value of one the re-run cannot copy is left
@@ -477,6 +546,7 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
     if code is None or not (0 <= k < len(lock.items)) or k + 1 >= len(lock.records) or lock.items[k] is _NO_ITEM:
         return None
     import contextlib
+    import copy
     import io
     import os
     import random
@@ -489,8 +559,8 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
     start = lock.records[k]  # the boundary the iteration began at
     memo: dict = {}
     box = {"__builtins__": tns.get("__builtins__", __builtins__), "__name__": tns.get("__name__", "__main__")}
-    try:
-        for name in names:
+    try:  # optimizers after the modules and tensors they step, schedulers after those
+        for name in sorted(names, key=lambda n: _stepper_kind(tns.get(n), torch)):
             if name in tns and not name.startswith("__"):
                 try:
                     box[name] = _double(tns[name], memo, torch, tns)
@@ -502,6 +572,12 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
                 for mod, state in value.items():
                     if isinstance(box.get(mod), torch.nn.Module):
                         _load_state(box[mod], state, torch)
+            elif name == _STEPPERS:
+                for held, state in value.items():
+                    if held in box:
+                        if state is None:
+                            raise _Unsafe(held)
+                        box[held].load_state_dict(copy.deepcopy(state))  # it steps what it loads
             elif name == _LEAVES:
                 for leaf, t in value.items():
                     if isinstance(box.get(leaf), torch.Tensor):
@@ -515,6 +591,9 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
                         held.copy_(value.to(held.dtype))
                 else:
                     box[name] = _double(value, {}, torch, tns)
+        loaded = start.get(_STEPPERS, {})
+        if any(_stepper_kind(v, torch) and n not in loaded for n, v in box.items()):
+            return None  # an optimizer at the state the loop left, not the iteration's
     except _Unsafe:
         return None
     except Exception:  # noqa: BLE001 - a copy that fails: no re-run

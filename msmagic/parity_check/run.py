@@ -369,17 +369,35 @@ def _loop_lockstep(step, syncer, rtol, atol):
 def _rerun_names(step, lock) -> list:
     """The names a re-run of one iteration reads from before it: those the loop reads and
     does not bind, and those an iteration hands the next (what the body binds before it
-    reads it, a closed file's ``f``, is not copied)."""
+    reads it, a closed file's ``f``, is not copied). The loop of a main block reads what
+    the block bound before it (the model, the optimizer): the loop's own needs."""
+    if _nested(step):
+        return sorted(step.loop.needs)
     return [n for n in sorted(step.names) if n in lock.carried or n not in step.bound]
+
+
+def _nested(step) -> bool:
+    """The step's loop is the loop of its ``if __name__ == "__main__":`` block."""
+    loop = step.loop
+    return bool(loop is not None and loop.lines and loop.lines[0] != step.torch_lines[0])
 
 
 def _rerun_code(step) -> Optional[str]:
     """The loop's PyTorch code with its iterable wrapped so that it runs one iteration
-    again (:func:`loops.float64_rerun`); None for a ``while`` loop."""
+    again (:func:`loops.float64_rerun`); None for a ``while`` loop. The loop of a main
+    block runs alone (the block's other statements would build a new model)."""
     loop = step.loop
     if loop is None or loop.kind != "for":
         return None
-    return loops.instrument(step.torch_code, step.torch_lines[0], loop.torch_span, loop.kind, method="last_only")
+    code, first, span = step.torch_code, step.torch_lines[0], loop.torch_span
+    if _nested(step):
+        lines = code.split("\n")[loop.lines[0] - first: loop.lines[1] - first + 1]
+        indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())] if lines else ""
+        if not lines or any(line.strip() and not line.startswith(indent) for line in lines):
+            return None  # a line of the loop indented less (inside a string): not cut out
+        code, first = "\n".join(line[len(indent):] for line in lines), loop.lines[0]
+        span = (span[0], span[1] - len(indent), span[2], span[3] - len(indent))
+    return loops.instrument(code, first, span, loop.kind, method="last_only")
 
 
 @contextlib.contextmanager
@@ -435,8 +453,8 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     plain = [r for r in bad if r.status == DIFFERS and r.name in step.bound and r.name in tns and r.name in mns]
     if not plain:
         return bad
-    if lock.rerun_source is None:
-        return bad
+    if lock.rerun_source is None or lock.diverged is not None:
+        return bad  # (a loop that diverged began its last iteration from MindSpore's own values)
     code, _, names, bound = lock.rerun_source
     box = loops.float64_rerun(lock, code, tns, names, bound=bound)
     if box is None:

@@ -117,7 +117,9 @@ def test_the_one_loop_of_a_main_block_is_found_and_several_are_not():
     from msmagic.engine.plan import loop_facts
 
     one = 'import torch\nif __name__ == "__main__":\n    w = 1\n    for i in range(3):\n        w = w * 2\n    print(w)\n'
-    assert loop_facts(ast.parse(one), one) == {1: ("for", ("w",), (4, 13, 4, 21))}
+    # the loop's own lines, and what an iteration reads from outside it (w: carried;
+    # range; not i, which the loop binds)
+    assert loop_facts(ast.parse(one), one) == {1: ("for", ("w",), (4, 13, 4, 21), (4, 5), frozenset({"w", "range"}))}
     two = one.replace("    print(w)\n", "    for j in range(2):\n        w += 1\n")
     assert loop_facts(ast.parse(two), two) == {}
     other = one.replace('__name__ == "__main__"', "flag")
