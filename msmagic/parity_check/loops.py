@@ -43,8 +43,13 @@ _LEAVES = "\0leaves"
 #: the key of a boundary's record holding the optimizers' and learning-rate schedulers'
 #: states (what a float64 re-run of the iteration starts its optimizer from)
 _STEPPERS = "\0steppers"
+#: the key of a boundary's record holding the random states (torch, Python, NumPy) the
+#: iteration began with: a re-run draws what PyTorch's iteration drew
+_RANDOM = "\0random"
+#: about what the three random states of one boundary hold
+RANDOM_BYTES = 13 * 1024
 #: the keys of a boundary's record that are not names
-_KEYS = (_MODULES, _LEAVES, _STEPPERS)
+_KEYS = (_MODULES, _LEAVES, _STEPPERS, _RANDOM)
 #: an iteration's item not kept (beyond the recording's memory)
 _NO_ITEM = object()
 
@@ -57,6 +62,32 @@ def _stepper_kind(v, torch) -> int:
     if isinstance(v, optim.Optimizer):
         return 1
     return 2 if isinstance(v, getattr(optim.lr_scheduler, "LRScheduler", ())) else 0
+
+
+def _random_states(torch) -> tuple:
+    """The random states a re-run of an iteration starts from: torch's, Python's, NumPy's."""
+    import random
+
+    try:
+        import numpy
+
+        np_state = numpy.random.get_state()
+    except Exception:  # noqa: BLE001
+        np_state = None
+    return (torch.random.get_rng_state() if torch is not None else None, random.getstate(), np_state)
+
+
+def _put_random_states(states, torch) -> None:
+    import random
+
+    t, py, np_state = states
+    if t is not None and torch is not None:
+        torch.random.set_rng_state(t)
+    random.setstate(py)
+    if np_state is not None:
+        import numpy
+
+        numpy.random.set_state(np_state)
 
 
 def _stepper_state(v, torch):
@@ -243,10 +274,13 @@ class LoopLockstep:
             values[_LEAVES] = leaves
         size = sum(_size(v) for k, v in values.items() if k not in _KEYS)
         size += sum(_size(list(m.values())) for m in modules.values()) + _size(list(leaves.values()))
+        randoms = _random_states(torch)
+        size += RANDOM_BYTES
         if self.bytes + size > MAX_BYTES:
             self.full = True
             return
         self.bytes += size
+        values[_RANDOM] = randoms
         if steppers:
             values[_STEPPERS] = steppers
             self._hold_steppers(values, steppers)
@@ -316,38 +350,58 @@ class LoopLockstep:
 
     def _rounding(self, k: int, bad: list) -> list:
         """The rows of ``bad`` (boundary ``k``) that still differ once judged against
-        PyTorch's iteration ``k - 1`` run again in float64 from the values it began with
-        (:func:`float64_rerun`): a value that cancels differs between two correct float32
-        iterations by more than the tolerance."""
+        PyTorch's iteration ``k - 1`` run again from the values it began with
+        (:func:`judge_rounding`): a value that cancels, or an ill-conditioned one, differs
+        between two correct float32 iterations by more than the tolerance."""
         if self.rerun_source is None:
             return bad
         code, tns, names, bound = self.rerun_source
-        box = float64_rerun(self, code, tns, names, k - 1, bound)
-        if box is None:
-            return bad
         record = self.records[k]
+        boxes: dict = {}
         kept = []
         for row in bad:
-            name, _, param = row.name.partition(".")
-            if param and name in record.get(_MODULES, {}):
-                recorded = record[_MODULES][name].get(param)
-                module = box.get(name)
-                own = dict(module.named_parameters()) if hasattr(module, "named_parameters") else {}
-                if hasattr(module, "named_buffers"):
-                    own.update(dict(module.named_buffers()))
-                reference, current = own.get(param), self._ms_param(name, param)
-            else:
-                recorded = record.get(name, record.get(_LEAVES, {}).get(row.name))
-                reference, current = box.get(row.name), self.ns.get(row.name)
-            verdict = None if recorded is None or reference is None or current is None else within_rounding(
-                recorded, current, reference, self.atol)
+            verdict = None
+            for precision in PRECISIONS:  # the float32 pair only where float64 does not settle it
+                if precision not in boxes:
+                    boxes[precision] = rerun_iteration(self, code, tns, names, k - 1, bound, precision)
+                values = {p: self._value_in(box, row.name, record) for p, box in boxes.items() if box is not None}
+                recorded, current = self._recorded(row.name, record), self._current(row.name, record)
+                if recorded is None or current is None:
+                    break
+                verdict = judge_rounding(recorded, current, values, "that iteration", self.atol)
+                if verdict is not None and verdict[0]:
+                    break
             if verdict is not None and verdict[0]:
                 self.rounding_names.add(row.name)
                 continue
             if verdict is not None:
-                row.note = further_note(verdict, "the float64 re-run of that iteration")
+                row.note = verdict[1]
             kept.append(row)
         return kept
+
+    @staticmethod
+    def _value_in(box: dict, name: str, record: dict):
+        """A row's value in a re-run's namespace (a module's parameter by its name)."""
+        mod, _, param = name.partition(".")
+        if param and mod in record.get(_MODULES, {}):
+            module = box.get(mod)
+            own = dict(module.named_parameters()) if hasattr(module, "named_parameters") else {}
+            if hasattr(module, "named_buffers"):
+                own.update(dict(module.named_buffers()))
+            return own.get(param)
+        return box.get(name)
+
+    def _recorded(self, name: str, record: dict):
+        mod, _, param = name.partition(".")
+        if param and mod in record.get(_MODULES, {}):
+            return record[_MODULES][mod].get(param)
+        return record.get(mod, record.get(_LEAVES, {}).get(name))
+
+    def _current(self, name: str, record: dict):
+        mod, _, param = name.partition(".")
+        if param and mod in record.get(_MODULES, {}):
+            return self._ms_param(mod, param)
+        return self.ns.get(name)
 
     def _ms_param(self, name: str, param: str):
         """The MindSpore parameter a PyTorch module's parameter maps to (None: none)."""
@@ -430,9 +484,9 @@ class LoopLockstep:
                 f"one iteration made: {largest})")
         if self.rounding_names:
             text += (f"; {', '.join(sorted(self.rounding_names))} differed beyond the tolerance after some "
-                     "iterations, by no more than float32 rounding: PyTorch's iteration run again in "
-                     "float64 from the same values is as far from PyTorch's result (within "
-                     f"{ROUNDING_FACTOR:g} times) as from MindSpore's")
+                     "iterations, by no more than float32 rounding: PyTorch's iteration run again from the "
+                     "same values (in float64, or in float32 from values moved by one rounding step) is as far "
+                     f"from PyTorch's result (within {ROUNDING_FACTOR:g} times) as MindSpore's")
         if self.full:
             text += f"; after {len(self.records)} iterations (the recording's memory limit) it ran on its own"
         if self.more:
@@ -456,8 +510,8 @@ class _Unsafe(Exception):
     """A value the re-run cannot copy: running the iteration again could change it."""
 
 
-def _double(v, memo: dict, torch, user_globals: dict):
-    """A float64 copy of ``v`` for the re-run (tensors, modules, containers of them,
+def _copy(v, memo: dict, torch, user_globals: dict, wide: bool = True):
+    """A float64 copy of ``v`` (``wide``; else a copy of the same dtype) for the re-run (tensors, modules, containers of them,
     numbers, classes, modules and library functions as they are; an optimizer or a
     learning-rate scheduler as a copy over the copies of its parameters); raises
     :class:`_Unsafe` for anything the iteration could change for the user (a data loader, a
@@ -480,30 +534,32 @@ def _double(v, memo: dict, torch, user_globals: dict):
         out.set_state(v.get_state())
     elif isinstance(v, torch.Tensor):
         if v.is_floating_point():
-            out = v.detach().to(torch.float64)
+            out = v.detach().to(torch.float64) if wide else v.detach().clone()
             if v.requires_grad:
                 out.requires_grad_(True)
         else:
             out = v.detach().clone()
     elif isinstance(v, torch.nn.Module):
         copies: dict = {}
-        out = copy.deepcopy(v, copies).double()  # .double() keeps the Parameter objects
+        out = copy.deepcopy(v, copies)
+        if wide:
+            out.double()  # in place: the Parameter objects stay
         for t in list(v.parameters()) + list(v.buffers()):
             if id(t) in copies:  # an optimizer copied later steps these same copies
                 memo.setdefault(id(t), copies[id(t)])
     elif _stepper_kind(v, torch) == 1:
-        # an optimizer over the float64 copies of its parameters (its state is replaced by
+        # an optimizer over the copies of its parameters (its state is replaced by
         # the boundary's record); the user's optimizer is not stepped
-        seeded = {id(p): _double(p, memo, torch, user_globals) for g in v.param_groups for p in g["params"]}
+        seeded = {id(p): _copy(p, memo, torch, user_globals, wide) for g in v.param_groups for p in g["params"]}
         out = copy.deepcopy(v, seeded)
         out.__dict__.pop("step", None)  # a scheduler's wrapper of step() calls the user's optimizer
     elif _stepper_kind(v, torch) == 2:
-        out = copy.deepcopy(v, {id(v.optimizer): _double(v.optimizer, memo, torch, user_globals)})
+        out = copy.deepcopy(v, {id(v.optimizer): _copy(v.optimizer, memo, torch, user_globals, wide)})
     elif isinstance(v, (list, tuple)):
-        parts = [_double(x, memo, torch, user_globals) for x in v]
+        parts = [_copy(x, memo, torch, user_globals, wide) for x in v]
         out = parts if isinstance(v, list) else (type(v)(*parts) if hasattr(v, "_fields") else tuple(parts))
     elif isinstance(v, dict):
-        out = {k: _double(x, memo, torch, user_globals) for k, x in v.items()}
+        out = {k: _copy(x, memo, torch, user_globals, wide) for k, x in v.items()}
     elif isinstance(v, types.FunctionType) and v.__globals__ is not user_globals:
         out = v  # a library's function
     elif callable(v) and type(v).__module__.startswith("torch") and not hasattr(v, "state_dict"):
@@ -515,7 +571,7 @@ def _double(v, memo: dict, torch, user_globals: dict):
 
 
 def _load_state(module, state: dict, torch) -> None:
-    """Put a recorded state (name -> tensor) into a float64 copy of its module."""
+    """Put a recorded state (name -> tensor) into a copy of its module."""
     own = dict(module.named_parameters())
     own.update(dict(module.named_buffers()))
     with torch.no_grad():
@@ -525,37 +581,46 @@ def _load_state(module, state: dict, torch) -> None:
                 target.copy_(value.to(target.dtype))
 
 
-def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
-                  k: Optional[int] = None, bound=()) -> Optional[dict]:
-    """PyTorch's iteration ``k`` of the loop (default: the last) run once more in
-    float64, from the values it began with (the lockstep's record of boundary ``k``:
-    modules, trainable tensors, and the optimizers' and schedulers' states) and in a copy
-    of the namespace: the namespace it leaves (name -> float64 value), or None
-    when it cannot be run faithfully (a ``while`` loop, a last iteration that broke off,
-    an iteration not recorded, a value the re-run could change for the user, an error).
+#: the precisions an iteration is run again in: float64 (the reference a float32 result
+#: is judged by), float32 as PyTorch ran it (it must give PyTorch's values: else the
+#: re-run is not PyTorch's iteration) and float32 from values moved by one rounding step
+#: (how far float32 rounding alone moves the result)
+PRECISIONS = ("float64", "float32", "nudged")
+#: the relative size of the nudge: one float32 rounding step
+NUDGE = 2.0 ** -23
+
+
+def rerun_iteration(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
+                    k: Optional[int] = None, bound=(), precision: str = "float64") -> Optional[dict]:
+    """PyTorch's iteration ``k`` of the loop (default: the last) run once more, in a
+    copy of the namespace, from the values it began with (the lockstep's record of
+    boundary ``k``: modules, trainable tensors, the optimizers' and schedulers' states,
+    the random states) in one of ``PRECISIONS``: the namespace it leaves, or None when it
+    cannot be run faithfully (a ``while`` loop, a last iteration that broke off, an
+    iteration not recorded, a value the re-run could change for the user, an error).
     ``bound``: the names the loop binds (a value of one the re-run cannot copy is left
     out: the iteration binds it again before reading it, or the re-run fails). Computed
-    once per iteration."""
+    once per iteration and precision."""
     if k is None:
         if not lock.finished:
             return None
         k = len(lock.records) - 2
-    if k in lock.reruns:
-        return lock.reruns[k] or None
-    lock.reruns[k] = {}
+    if (k, precision) in lock.reruns:
+        return lock.reruns[k, precision] or None
+    lock.reruns[k, precision] = {}
     if code is None or not (0 <= k < len(lock.items)) or k + 1 >= len(lock.records) or lock.items[k] is _NO_ITEM:
         return None
     import contextlib
     import copy
     import io
     import os
-    import random
     import sys
     import tempfile
 
     torch = sys.modules.get("torch")
     if torch is None:
         return None
+    wide = precision == "float64"
     start = lock.records[k]  # the boundary the iteration began at
     memo: dict = {}
     box = {"__builtins__": tns.get("__builtins__", __builtins__), "__name__": tns.get("__name__", "__main__")}
@@ -563,7 +628,7 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
         for name in sorted(names, key=lambda n: _stepper_kind(tns.get(n), torch)):
             if name in tns and not name.startswith("__"):
                 try:
-                    box[name] = _double(tns[name], memo, torch, tns)
+                    box[name] = _copy(tns[name], memo, torch, tns, wide)
                 except _Unsafe:
                     if name not in bound:
                         raise
@@ -583,6 +648,8 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
                     if isinstance(box.get(leaf), torch.Tensor):
                         with torch.no_grad():
                             box[leaf].copy_(t.to(box[leaf].dtype))
+            elif name == _RANDOM:
+                continue
             elif name in box:
                 held = box[name]
                 if (isinstance(held, torch.Tensor) and isinstance(value, torch.Tensor)
@@ -590,31 +657,30 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
                     with torch.no_grad():  # in place: a list holding it and requires_grad stay
                         held.copy_(value.to(held.dtype))
                 else:
-                    box[name] = _double(value, {}, torch, tns)
+                    box[name] = _copy(value, {}, torch, tns, wide)
         loaded = start.get(_STEPPERS, {})
         if any(_stepper_kind(v, torch) and n not in loaded for n, v in box.items()):
             return None  # an optimizer at the state the loop left, not the iteration's
+        if precision == "nudged":
+            _nudge([box[n] for n in sorted(box) if not n.startswith("__")], torch)
     except _Unsafe:
         return None
     except Exception:  # noqa: BLE001 - a copy that fails: no re-run
         return None
     box[HOOK] = lock
     lock.rerun_item = lock.items[k]
-    states = (torch.random.get_rng_state(), random.getstate())
-    try:
-        import numpy
-
-        np_state = numpy.random.get_state()
-    except Exception:  # noqa: BLE001
-        numpy, np_state = None, None
+    users = _random_states(torch)
     default = torch.get_default_dtype()
     cwd = os.getcwd()
     try:
         with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()):
             os.chdir(folder)  # whatever the iteration writes goes there
-            torch.set_default_dtype(torch.float64)
-            exec(compile(code, "<float64 re-run>", "exec"), box)  # noqa: S102
+            if _RANDOM in start:
+                _put_random_states(start[_RANDOM], torch)  # what PyTorch's iteration drew
+            if wide:
+                torch.set_default_dtype(torch.float64)
+            exec(compile(code, f"<{precision} re-run>", "exec"), box)  # noqa: S102
     except BaseException as exc:  # noqa: BLE001 - the re-run tells nothing then
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -622,12 +688,62 @@ def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
     finally:
         os.chdir(cwd)
         torch.set_default_dtype(default)
-        torch.random.set_rng_state(states[0])
-        random.setstate(states[1])
-        if numpy is not None:
-            numpy.random.set_state(np_state)
-    lock.reruns[k] = box
+        _put_random_states(users, torch)  # the user's random states, as PyTorch left them
+    lock.reruns[k, precision] = box
     return box
+
+
+def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
+                  k: Optional[int] = None, bound=()) -> Optional[dict]:
+    """:func:`rerun_iteration` in float64."""
+    return rerun_iteration(lock, code, tns, names, k, bound, "float64")
+
+
+def _nudge(values: list, torch) -> None:
+    """Move every floating-point value the re-run starts from (tensors, modules'
+    parameters and buffers, optimizers' states, in containers) by one float32 rounding
+    step, up or down at random (a generator of its own: no random state moves)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    seen: set = set()
+
+    def nudge(t) -> None:
+        if id(t) in seen or not t.is_floating_point() or not t.numel():
+            return
+        seen.add(id(t))
+        signs = torch.from_numpy(rng.choice(np.array([-NUDGE, NUDGE]), size=tuple(t.shape)))
+        with torch.no_grad():
+            t.mul_(1 + signs.to(t.dtype))
+
+    def walk(v) -> None:
+        if isinstance(v, torch.Tensor):
+            nudge(v)
+        elif isinstance(v, torch.nn.Module):
+            for t in list(v.parameters()) + list(v.buffers()):
+                nudge(t)
+        elif _stepper_kind(v, torch) == 1:
+            for state in v.state.values():
+                for key, t in state.items():
+                    if key != "step" and isinstance(t, torch.Tensor):
+                        nudge(t)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    for v in values:
+        walk(v)
+
+
+def _as_shaped(ms_array, torch_array):
+    """MindSpore's value in PyTorch's shape where only the layout of one parameter
+    differs (a Conv1d's weight is 4-D in MindSpore)."""
+    if ms_array is None or torch_array is None or ms_array.shape == torch_array.shape:
+        return ms_array
+    return ms_array.reshape(torch_array.shape) if ms_array.size == torch_array.size else ms_array
 
 
 def within_rounding(torch_value, ms_value, reference, atol: float) -> Optional[tuple]:
@@ -637,7 +753,7 @@ def within_rounding(torch_value, ms_value, reference, atol: float) -> Optional[t
     iteration (or the values cannot be compared so)."""
     import numpy as np
 
-    t, m, r = to_numpy(torch_value), to_numpy(ms_value), to_numpy(reference)
+    t, m, r = to_numpy(torch_value), _as_shaped(to_numpy(ms_value), to_numpy(torch_value)), to_numpy(reference)
     if t is None or m is None or r is None or not (t.shape == m.shape == r.shape) or not t.size:
         return None
     if not all(np.issubdtype(a.dtype, np.floating) for a in (t, m, r)):
@@ -662,3 +778,63 @@ def further_note(verdict: tuple, what: str) -> str:
     ratio = f" ({err_m / err_t:.3g} times further)" if err_t > 0 else ""
     return (f"{what} is {err_t:.2g} from PyTorch's value and {err_m:.2g} from MindSpore's{ratio}: "
             "more than float32 rounding explains")
+
+
+def within_spread(torch_value, ms_value, exact, nudged, atol: float) -> Optional[tuple]:
+    """(within, spread, MindSpore's distance from PyTorch's value): ``spread`` is how far
+    PyTorch's own iteration lands from its value when what it starts from moves by one
+    float32 rounding step (the ``nudged`` re-run); ``within`` when MindSpore's value is
+    no further from PyTorch's than ``ROUNDING_FACTOR`` spreads. None unless the float32
+    re-run (``exact``) gave PyTorch's value: else the re-run drew or read something else
+    and its spread says nothing."""
+    import numpy as np
+
+    arrays = [to_numpy(v) for v in (torch_value, ms_value, exact, nudged)]
+    arrays[1] = _as_shaped(arrays[1], arrays[0])
+    if any(a is None for a in arrays) or len({a.shape for a in arrays}) != 1 or not arrays[0].size:
+        return None
+    if not all(np.issubdtype(a.dtype, np.floating) for a in arrays):
+        return None
+    t, m, e, n = (a.astype(np.float64) for a in arrays)
+    if not all(np.all(np.isfinite(a)) for a in (t, m, e, n)):
+        return None
+    scale = float(np.sqrt(np.mean(t ** 2)))
+    if float(np.max(np.abs(e - t))) > EXACT * scale:
+        return None  # the float32 re-run is not PyTorch's iteration
+    spread, d_m = float(np.max(np.abs(n - t))), float(np.max(np.abs(m - t)))
+    if spread <= 0:
+        return None
+    return d_m <= ROUNDING_FACTOR * spread + atol, spread, d_m
+
+
+#: the float32 re-run stands for PyTorch's iteration when it gives PyTorch's values to
+#: this (relative to their RMS size): the same operations on the same values
+EXACT = 1e-6
+
+
+def judge_rounding(torch_value, ms_value, boxes: dict, what: str, atol: float) -> Optional[tuple]:
+    """(within, note) for a value beyond the tolerance after an iteration that began from
+    PyTorch's values, judged against the re-runs of that iteration (``boxes``: precision
+    -> the re-run's value, None where it has none): within float32 rounding when
+    MindSpore's value is as close to the float64 result as PyTorch's rounding lets its
+    own be, or as close to PyTorch's value as PyTorch's own iteration lands when what it
+    starts from moves by one rounding step (an ill-conditioned iteration: a ReLU mask on
+    values near 0, Adam dividing a gradient at rounding level by its own size). None when
+    no re-run stands for PyTorch's iteration."""
+    wide = None if boxes.get("float64") is None else within_rounding(torch_value, ms_value, boxes["float64"], atol)
+    if wide is not None and wide[0]:
+        return True, (f"within float32 rounding: the float64 re-run of {what} is {wide[1]:.2g} from PyTorch's "
+                      f"value, {wide[2]:.2g} from MindSpore's")
+    near = None
+    if boxes.get("float32") is not None and boxes.get("nudged") is not None:
+        near = within_spread(torch_value, ms_value, boxes["float32"], boxes["nudged"], atol)
+    if near is not None and near[0]:
+        return True, (f"within float32 rounding: {what} run again in float32 from values moved by one rounding "
+                      f"step lands {near[1]:.2g} from PyTorch's value; MindSpore's is {near[2]:.2g} from it")
+    if wide is not None:
+        return False, further_note(wide, f"the float64 re-run of {what}")
+    if near is not None:
+        return False, (f"{what} run again in float32 from values moved by one rounding step lands {near[1]:.2g} "
+                       f"from PyTorch's value, MindSpore's is {near[2]:.2g} ({near[2] / near[1]:.3g} times "
+                       "further): more than float32 rounding explains")
+    return None

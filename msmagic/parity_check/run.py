@@ -445,53 +445,59 @@ def _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_nam
 
 def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     """The rows of ``bad`` that still differ once each is judged against PyTorch's last
-    iteration of the loop run again in float64 (:func:`loops.float64_rerun`): in a loop
-    that began its last iteration from PyTorch's values, a value that cancels (a sum of
-    large products ending near 0) differs between two correct float32 computations by far
-    more than the tolerance; it matches when MindSpore's value is as close to the float64
-    one as float32 rounding lets PyTorch's own be. The rows that pass say so."""
+    iteration of the loop run again (:func:`loops.judge_rounding`): in a loop that began
+    its last iteration from PyTorch's values, a value that cancels (a sum of large
+    products ending near 0) or an ill-conditioned one differs between two correct float32
+    computations by far more than the tolerance; it matches when MindSpore's value is as
+    close as float32 rounding lets PyTorch's own be. The rows that pass say so."""
     plain = [r for r in bad if r.status == DIFFERS and r.name in step.bound and r.name in tns and r.name in mns]
     if not plain:
         return bad
     if lock.rerun_source is None or lock.diverged is not None:
         return bad  # (a loop that diverged began its last iteration from MindSpore's own values)
     code, _, names, bound = lock.rerun_source
-    box = loops.float64_rerun(lock, code, tns, names, bound=bound)
-    if box is None:
-        return bad
+    boxes: dict = {}
     kept = []
     for r in bad:
-        if r in plain and r.name in box:
-            run.rounding[r.name] = (step.index, box[r.name])
-            if _judged(r, tns[r.name], mns[r.name], box[r.name], atol):
+        if r in plain:
+            values: dict = {}
+            for precision in loops.PRECISIONS:  # the float32 pair only where float64 does not settle it
+                if precision not in boxes:
+                    boxes[precision] = loops.rerun_iteration(lock, code, tns, names, None, bound, precision)
+                if boxes[precision] is not None and r.name in boxes[precision]:
+                    values[precision] = boxes[precision][r.name]
+                if precision != "float32" and _judged(r, tns[r.name], mns[r.name], values, atol,
+                                                      final=precision == loops.PRECISIONS[-1]):
+                    break
+            run.rounding[r.name] = (step.index, values)
+            if r.status == MATCH:
                 continue
         kept.append(r)
     if len(kept) < len(bad):
         names = ", ".join(sorted(r.name for r in bad if r not in kept))
         run.notes.append(
             f"the loop on line {lock.line}: {names} differed beyond the tolerance after its last iteration, "
-            "which began from PyTorch's values; PyTorch's last iteration run again in float64 shows the "
-            f"difference is float32 rounding (MindSpore's value is within {loops.ROUNDING_FACTOR:g} times "
-            "PyTorch's own distance from the float64 value): counted as a match")
+            "which began from PyTorch's values; PyTorch's last iteration run again (in float64, and in float32 "
+            "from values moved by one rounding step) shows the difference is float32 rounding (within "
+            f"{loops.ROUNDING_FACTOR:g} times PyTorch's own rounding): counted as a match")
     return kept
 
 
-def _judged(row, torch_value, ms_value, reference, atol: float) -> bool:
-    """Judge a row that differs against the float64 re-run of the loop's last iteration:
-    True (the row now matches, its note says why) when the difference is float32
-    rounding; else the row keeps its status, with both distances in its note when the
-    re-run stands for PyTorch's iteration."""
-    verdict = loops.within_rounding(torch_value, ms_value, reference, atol)
+def _judged(row, torch_value, ms_value, values: dict, atol: float, final: bool = True) -> bool:
+    """Judge a row that differs against the re-runs of the loop's last iteration
+    (``values``: precision -> the re-run's value): True (the row now matches, its note
+    says why) when the difference is float32 rounding; else the row keeps its status,
+    with the distances in its note when a re-run stands for PyTorch's iteration
+    (``final``: no other re-run will judge it)."""
+    verdict = loops.judge_rounding(torch_value, ms_value, values, "the loop's last iteration", atol)
     if verdict is None:
         return False
-    within, err_t, err_m = verdict
-    if not within:
-        row.note = loops.further_note(verdict, "the float64 re-run of the loop's last iteration")
-        return False
-    row.status = MATCH
-    row.note = (f"within float32 rounding: the float64 re-run of the loop's last iteration is "
-                f"{err_t:.2g} from PyTorch's value, {err_m:.2g} from MindSpore's")
-    return True
+    within, note = verdict
+    if within:
+        row.status = MATCH
+    if within or final:
+        row.note = note
+    return within
 
 
 def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, atol, ms_name,
@@ -527,7 +533,7 @@ def _final_rows(run, steps, syncer, tns, mns, names, bound_by, outputs, rtol, at
             rows = compare_name(m, tns, mns, rtol, atol, bound_by.get(m, -1), ms_name)
             reference = run.rounding.get(m)
             if reference is not None and reference[0] == bound_by.get(m):
-                for r in rows:  # judged against the float64 re-run of the loop that bound it
+                for r in rows:  # judged against the re-runs of the loop that bound it
                     if r.name == m and r.status == DIFFERS:
                         _judged(r, tns[m], mns[m], reference[1], atol)
             run.rows.extend(rows)
