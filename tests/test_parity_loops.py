@@ -433,7 +433,7 @@ def test_the_rerun_starts_the_optimizer_and_scheduler_from_the_iterations_own_st
     model, opt, sched = tns["model"], tns["opt"], tns["sched"]
     weights = model.weight.detach().clone()
     for k in (1, 3, 4):
-        box = loops.float64_rerun(lock, code, tns, names, k, {"t", "loss"})
+        box = loops.rerun_iteration(lock, code, tns, names, k, {"t", "loss"})
         assert box is not None
         after = lock.records[k + 1][loops._MODULES]["model"]
         for name, p in box["model"].named_parameters():
@@ -448,8 +448,8 @@ def test_the_rerun_starts_the_optimizer_and_scheduler_from_the_iterations_own_st
 def test_optimizer_states_beyond_their_memory_are_kept_for_the_last_iteration_only(monkeypatch):
     monkeypatch.setattr(loops, "STEPPER_BYTES", 0)
     lock, tns, code, names = _adam_loop()
-    assert loops.float64_rerun(lock, code, tns, names, 1, {"t", "loss"}) is None
-    box = loops.float64_rerun(lock, code, tns, names, None, {"t", "loss"})  # the last: k = 4
+    assert loops.rerun_iteration(lock, code, tns, names, 1, {"t", "loss"}) is None
+    box = loops.rerun_iteration(lock, code, tns, names, None, {"t", "loss"})  # the last: k = 4
     assert box is not None and box["opt"].state[box["model"].weight]["step"] == 5
     held = {k for k, r in enumerate(lock.records) if r[loops._STEPPERS]["opt"] is not None}
     assert held == {0, 4, 5}  # Adam's state before its first step is empty

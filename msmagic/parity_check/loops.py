@@ -260,7 +260,7 @@ class LoopLockstep:
             if name in values:
                 continue
             if _stepper_kind(v, torch):
-                steppers[name] = _stepper_state(v, torch)
+                steppers[name] = v  # its state is copied below, once the boundary is recorded
             elif is_torch_module(v):
                 self.modules[name] = v
                 modules[name] = {p: t.detach().clone() for p, t in torch_state(v)}
@@ -282,6 +282,7 @@ class LoopLockstep:
         self.bytes += size
         values[_RANDOM] = randoms
         if steppers:
+            steppers = {name: _stepper_state(v, torch) for name, v in steppers.items()}
             values[_STEPPERS] = steppers
             self._hold_steppers(values, steppers)
         self.records.append(values)
@@ -351,26 +352,24 @@ class LoopLockstep:
     def _rounding(self, k: int, bad: list) -> list:
         """The rows of ``bad`` (boundary ``k``) that still differ once judged against
         PyTorch's iteration ``k - 1`` run again from the values it began with
-        (:func:`judge_rounding`): a value that cancels, or an ill-conditioned one, differs
+        (:func:`judge_by_reruns`): a value that cancels, or an ill-conditioned one, differs
         between two correct float32 iterations by more than the tolerance."""
         if self.rerun_source is None:
             return bad
         code, tns, names, bound = self.rerun_source
         record = self.records[k]
-        boxes: dict = {}
+
+        def rerun(precision: str):  # each precision runs once: ``reruns`` keeps it
+            return rerun_iteration(self, code, tns, names, k - 1, bound, precision)
+
         kept = []
         for row in bad:
+            recorded, current = self._recorded(row.name, record), self._current(row.name, record)
             verdict = None
-            for precision in PRECISIONS:  # the float32 pair only where float64 does not settle it
-                if precision not in boxes:
-                    boxes[precision] = rerun_iteration(self, code, tns, names, k - 1, bound, precision)
-                values = {p: self._value_in(box, row.name, record) for p, box in boxes.items() if box is not None}
-                recorded, current = self._recorded(row.name, record), self._current(row.name, record)
-                if recorded is None or current is None:
-                    break
-                verdict = judge_rounding(recorded, current, values, "that iteration", self.atol)
-                if verdict is not None and verdict[0]:
-                    break
+            if recorded is not None and current is not None:
+                verdict, _ = judge_by_reruns(recorded, current, rerun,
+                                             lambda box: self._value_in(box, row.name, record),
+                                             "that iteration", self.atol)
             if verdict is not None and verdict[0]:
                 self.rounding_names.add(row.name)
                 continue
@@ -693,12 +692,6 @@ def rerun_iteration(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
     return box
 
 
-def float64_rerun(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
-                  k: Optional[int] = None, bound=()) -> Optional[dict]:
-    """:func:`rerun_iteration` in float64."""
-    return rerun_iteration(lock, code, tns, names, k, bound, "float64")
-
-
 def _nudge(values: list, torch) -> None:
     """Move every floating-point value the re-run starts from (tensors, modules'
     parameters and buffers, optimizers' states, in containers) by one float32 rounding
@@ -838,3 +831,25 @@ def judge_rounding(torch_value, ms_value, boxes: dict, what: str, atol: float) -
                        f"from PyTorch's value, MindSpore's is {near[2]:.2g} ({near[2] / near[1]:.3g} times "
                        "further): more than float32 rounding explains")
     return None
+
+
+def judge_by_reruns(torch_value, ms_value, rerun, value_of, what: str, atol: float) -> tuple:
+    """(:func:`judge_rounding`'s verdict, precision -> the re-run's value) for one value,
+    the re-runs taken in ``PRECISIONS`` order and the float32 pair only where float64
+    does not settle it. ``rerun(precision)``: the re-run's namespace or None (computed once
+    per iteration and precision, see :func:`rerun_iteration`); ``value_of(namespace)``: the value
+    there."""
+    values: dict = {}
+    verdict = None
+    for precision in PRECISIONS:
+        box = rerun(precision)
+        value = None if box is None else value_of(box)
+        if value is not None:
+            values[precision] = value
+        if precision == "float32":
+            continue  # judged with its nudged twin
+        verdict = judge_rounding(torch_value, ms_value, values, what, atol)
+        if verdict is not None and verdict[0]:
+            break
+    return verdict, values
+

@@ -384,7 +384,7 @@ def _nested(step) -> bool:
 
 def _rerun_code(step) -> Optional[str]:
     """The loop's PyTorch code with its iterable wrapped so that it runs one iteration
-    again (:func:`loops.float64_rerun`); None for a ``while`` loop. The loop of a main
+    again (:func:`loops.rerun_iteration`); None for a ``while`` loop. The loop of a main
     block runs alone (the block's other statements would build a new model)."""
     loop = step.loop
     if loop is None or loop.kind != "for":
@@ -456,21 +456,17 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     if lock.rerun_source is None or lock.diverged is not None:
         return bad  # (a loop that diverged began its last iteration from MindSpore's own values)
     code, _, names, bound = lock.rerun_source
-    boxes: dict = {}
+
+    def rerun(precision: str):  # each precision runs once: the lockstep keeps it
+        return loops.rerun_iteration(lock, code, tns, names, None, bound, precision)
+
     kept = []
     for r in bad:
         if r in plain:
-            values: dict = {}
-            for precision in loops.PRECISIONS:  # the float32 pair only where float64 does not settle it
-                if precision not in boxes:
-                    boxes[precision] = loops.rerun_iteration(lock, code, tns, names, None, bound, precision)
-                if boxes[precision] is not None and r.name in boxes[precision]:
-                    values[precision] = boxes[precision][r.name]
-                if precision != "float32" and _judged(r, tns[r.name], mns[r.name], values, atol,
-                                                      final=precision == loops.PRECISIONS[-1]):
-                    break
+            verdict, values = loops.judge_by_reruns(tns[r.name], mns[r.name], rerun, lambda box: box.get(r.name),
+                                                    "the loop's last iteration", atol)
             run.rounding[r.name] = (step.index, values)
-            if r.status == MATCH:
+            if _apply_verdict(r, verdict):
                 continue
         kept.append(r)
     if len(kept) < len(bad):
@@ -483,20 +479,21 @@ def _rounding(run, step, lock, tns, mns, bad: list, atol: float) -> list:
     return kept
 
 
-def _judged(row, torch_value, ms_value, values: dict, atol: float, final: bool = True) -> bool:
+def _judged(row, torch_value, ms_value, values: dict, atol: float) -> bool:
     """Judge a row that differs against the re-runs of the loop's last iteration
-    (``values``: precision -> the re-run's value): True (the row now matches, its note
-    says why) when the difference is float32 rounding; else the row keeps its status,
-    with the distances in its note when a re-run stands for PyTorch's iteration
-    (``final``: no other re-run will judge it)."""
-    verdict = loops.judge_rounding(torch_value, ms_value, values, "the loop's last iteration", atol)
+    (``values``: precision -> the re-run's value): see :func:`_apply_verdict`."""
+    return _apply_verdict(row, loops.judge_rounding(torch_value, ms_value, values, "the loop's last iteration", atol))
+
+
+def _apply_verdict(row, verdict) -> bool:
+    """True (the row now matches, its note says why) when the verdict is float32
+    rounding; else the row keeps its status, with the distances in its note when a
+    re-run stands for PyTorch's iteration."""
     if verdict is None:
         return False
-    within, note = verdict
+    within, row.note = verdict
     if within:
         row.status = MATCH
-    if within or final:
-        row.note = note
     return within
 
 
