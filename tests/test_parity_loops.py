@@ -380,13 +380,17 @@ SCHEDULED = ("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1
              "    scheduler.step()\n")
 
 
-@pytest.mark.parametrize("scheduled", [False, True], ids=["optimizer", "optimizer and scheduler"])
-def test_a_training_loops_last_values_are_judged_against_a_float64_rerun_with_the_optimizer(scheduled):
+@pytest.mark.parametrize("scheduled, spelling", [(False, None), (True, None), (False, "alias")],
+                         ids=["optimizer", "optimizer and scheduler", "aliased module, keyword params"])
+def test_a_training_loops_last_values_are_judged_against_a_float64_rerun_with_the_optimizer(scheduled, spelling):
     """The last iteration reads the optimizer (and a scheduler): the re-run steps float64
     copies of them, so y_pred, beyond the tolerance by rounding alone, matches."""
     from msmagic.engine.session import PortSession
 
     setup, loop = TRAINING_SETUP, TRAINING
+    if spelling == "alias":
+        setup = setup.replace("optimizer = torch.optim.SGD(model.parameters(),",
+                              "from torch import optim as O\noptimizer = O.SGD(params=model.parameters(),")
     if scheduled:
         setup, loop = setup + SCHEDULED[0], loop + SCHEDULED[1]
     ns, shadow, session = {"__name__": "__main__"}, {"__name__": "__shadow__"}, PortSession()
