@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
 )
 
 ORDER = (
@@ -21,6 +21,9 @@ ORDER = (
     "ATN001", "ATN002", "ATN003", "ATN004",
     # autograd
     "GRD001", "GRD002", "GRD003", "GRD004", "GRD005", "GRD006", "GRD007",
+    # hand-written layers: after autograd (whose statement hooks may replace a line
+    # first), before the training step that differentiates their Parameters
+    "HWL001", "HWL002",
     # axes
     "AXS001", "AXS002", "AXS003", "AXS004", "AXS005", "AXS006",
     # batchnorm

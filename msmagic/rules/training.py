@@ -30,11 +30,13 @@ from msmagic.engine.build import parse_expression as build_expression
 from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine import build as B
 from msmagic.engine.kinds import TENSOR
+from msmagic.engine.names import param_names
 from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.autograd import (
     earlier_leaves, grads_read_after, leaf_grads_read, list_loop_ported, list_marks, next_seq, rederive, seq_of,
     slice_reads,
 )
+from msmagic.rules.hand_written_layers import delegates_to_parameters, layer_classes, trains_parameters
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -804,6 +806,21 @@ def _is_plain(stmt) -> bool:
         isinstance(b, (cst.Assign, cst.AugAssign, cst.AnnAssign)) for b in stmt.body)
 
 
+def _is_plain_loop(stmt) -> bool:
+    """``for layer in layers: x = layer(x)``: a loop of plain assignments (makemore's
+    forward pass over a list of layers), which moves into the forward function whole."""
+    return (isinstance(stmt, cst.For) and stmt.asynchronous is None and not stmt.orelse
+            and isinstance(stmt.body, cst.IndentedBlock) and all(_is_plain(s) for s in stmt.body.body))
+
+
+def _loop_targets(stmt) -> set:
+    """The names a plain loop of the forward pass binds in its header (``layer``): neither
+    arguments nor outputs of the forward function."""
+    if not isinstance(stmt, cst.For):
+        return set()
+    return {n.value for n in (stmt.target, *descendants(stmt.target)) if type(n) is cst.Name}
+
+
 def _top_forward(ctx, stmts, found) -> list:
     """At the top level of a cell the slice reaches back to the data and the model; the
     forward pass starts at the first statement that reads a module (its parameters) or a
@@ -925,6 +942,11 @@ class _Manual:
     param: str
     zero_calls: list  # model.zero_grad() calls inside the with (dropped with it)
     zeroed: bool  # the update zeroes the gradients (in the loop or the with)
+    #: ``for p in <the same parameters>: p.grad = None`` loops before the backward (dropped)
+    zero_loops: list = field(default_factory=list)
+    #: the weights: "trainable_params" (a Module), "parameters" (a hand-written layer's
+    #: method), "list" (the list of a hand-written layer's Parameters itself)
+    form: str = "trainable_params"
 
 
 def _grad_of(node, param) -> bool:
@@ -954,13 +976,56 @@ def _update_of(small, param: str) -> Optional[tuple]:
     return ("-" if func.attr.value == "sub_" else "+"), args[0].value, alpha[0].value if alpha else None
 
 
-def _update_loop(ctx, stmt) -> Optional[tuple]:
-    """(module, param, zeroes) for ``for p in model.parameters():`` whose body only
-    updates ``p`` in place from ``p.grad`` and resets ``p.grad``; None otherwise."""
+def _hand_written(ctx, node) -> bool:
+    """Is ``node`` an instance of a hand-written layer class (HWL001) whose
+    ``parameters()`` return Parameters?"""
+    kind = ctx.kind_of(node.deep_clone())
+    return (kind is not None and kind.base == "object" and layer_classes(ctx).get(kind.detail) is not None
+            and trains_parameters(ctx))
+
+
+def _parameter_list(ctx, name: str, stmts) -> bool:
+    """Does ``name`` hold the Parameters of hand-written layers: ``name =
+    model.parameters()`` of one, or ``[p for layer in layers for p in
+    layer.parameters()]`` while every hand-written layer class of the session returns
+    Parameters, or a list a function receives to train a hand-written layer that
+    ``stmts`` (the step) call?"""
+    value = ctx.assigned_value(name)
+    if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "parameters" and isinstance(value.func.value, cst.Name):
+        return _hand_written(ctx, cst.Name(value.func.value.value))
+    if value is not None:
+        return trains_parameters(ctx) and delegates_to_parameters(value)
+    kind = ctx.kind_of(cst.Name(name))
+    if not (ctx.functions and name in param_names(ctx.functions[-1].params) and kind is not None
+            and kind.base == "list" and trains_parameters(ctx)):
+        return False
+    return any(type(n) is cst.Call and type(n.func) is cst.Name and _hand_written(ctx, n.func)
+               for s in stmts for n in descendants(s))
+
+
+def _weights(ctx, m) -> str:
+    """What value_and_grad differentiates for the manual update ``m``: a Module's
+    ``trainable_params()``, a hand-written layer's ``parameters()``, or the list itself."""
+    text = _code(ctx.updated_of(m.module)).strip()
+    return text if m.form == "list" else f"{text}.{m.form}()"
+
+
+def _update_loop(ctx, stmt, stmts) -> Optional[tuple]:
+    """(module, param, zeroes, form) for ``for p in model.parameters():`` (or ``for p in
+    params:`` over the Parameters of hand-written layers, ``module`` then the list) whose
+    body only updates ``p`` in place from ``p.grad`` and resets ``p.grad``; None
+    otherwise. ``form``: how the weights are named (:func:`_weights`)."""
     it, target = stmt.iter, stmt.target
-    if not (isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute)
-            and it.func.attr.value == "parameters" and isinstance(target, cst.Name)
-            and isinstance(stmt.body, cst.IndentedBlock) and not stmt.orelse):
+    if not (isinstance(target, cst.Name) and isinstance(stmt.body, cst.IndentedBlock) and not stmt.orelse):
+        return None
+    if isinstance(it, cst.Name) and _parameter_list(ctx, it.value, stmts):
+        module, form = it, "list"
+    elif (isinstance(it, cst.Call) and not it.args and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value == "parameters"):
+        module = it.func.value
+        form = "parameters" if _hand_written(ctx, module) else "trainable_params"
+    else:
         return None
     param = target.value
     updates = zeroes = 0
@@ -979,7 +1044,19 @@ def _update_loop(ctx, stmt) -> Optional[tuple]:
                 zeroes += 1
             else:
                 return None
-    return (it.func.value, param, zeroes > 0) if updates else None
+    return (module, param, zeroes > 0, form) if updates else None
+
+
+def _zero_loop(stmt, it_text: str) -> bool:
+    """``for p in <it_text>: p.grad = None`` (or ``p.grad.zero_()``), nothing else."""
+    if not (isinstance(stmt, cst.For) and isinstance(stmt.target, cst.Name) and not stmt.orelse
+            and isinstance(stmt.body, cst.IndentedBlock) and _code(stmt.iter).strip() == it_text):
+        return False
+    param = stmt.target.value
+    zeroes = {f"{param}.grad.zero_()", f"{param}.grad.data.zero_()", f"{param}.grad=None"}
+    return all(isinstance(line, cst.SimpleStatementLine)
+               and all(_code(small).strip().replace(" ", "") in zeroes for small in line.body)
+               for line in stmt.body.body)
 
 
 def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
@@ -992,7 +1069,7 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
                     and isinstance(s.body, cst.IndentedBlock)):
                 continue
             loops = [(k, x) for k, x in enumerate(s.body.body) if isinstance(x, cst.For)]
-            if len(loops) != 1 or (hit := _update_loop(ctx, loops[0][1])) is None:
+            if len(loops) != 1 or (hit := _update_loop(ctx, loops[0][1], stmts)) is None:
                 continue
             zeros = []
             for k, x in enumerate(s.body.body):
@@ -1005,16 +1082,19 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
                 zeros.append(c)
             if found is not None:
                 return None
-            found = _Manual(i, loops[0][1], hit[0], hit[1], zeros, hit[2] or bool(zeros))
-        elif isinstance(s, cst.For) and (hit := _update_loop(ctx, s)) is not None:
+            found = _Manual(i, loops[0][1], hit[0], hit[1], zeros, hit[2] or bool(zeros), form=hit[3])
+        elif isinstance(s, cst.For) and (hit := _update_loop(ctx, s, stmts)) is not None:
             if found is not None:
                 return None
-            found = _Manual(i, s, hit[0], hit[1], [], hit[2])
+            found = _Manual(i, s, hit[0], hit[1], [], hit[2], form=hit[3])
         elif ".grad" in _code(s):
             return None
     if found is None:
         return None
     module = _code(found.module).strip()
+    it_text = _code(found.loop.iter).strip()
+    found.zero_loops = [i for i in range(first_back) if _zero_loop(stmts[i], it_text)]
+    found.zeroed = found.zeroed or bool(found.zero_loops)
     for i, r in p.index.items():
         if r == "zero":
             c = p.calls[i]
@@ -1128,7 +1208,7 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     found = _slice(ctx, stmts, p, last_back)
     forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else
                            _loop_forward(ctx, stmts, p, found), last_back)
-    compound = not all(_is_plain(stmts[i]) for i in forward)
+    compound = not all(_is_plain(stmts[i]) or _is_plain_loop(stmts[i]) for i in forward)
     fbound, fread = set(), set()
     for i in forward:
         bound, read = _bound_read(ctx, stmts[i])
@@ -1375,10 +1455,12 @@ def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
     """The forward function over the ported forward statements ``fwd_lines``, the
     value_and_grad definition and the call replacing the step; names in ``varying``
     become parameters."""
-    defined, params = set(), []
+    defined, params, targets = set(), [], set()
     for i in p.forward:
+        own = _loop_targets(stmts[i])
+        targets |= own
         for n in _reads_in_order(stmts[i]):
-            if n not in defined and n in varying and n not in params:
+            if n not in defined and n in varying and n not in params and n not in own:
                 params.append(n)
         defined |= set(_names(stmts[i], ast.Store))
     for c in p.backs:
@@ -1387,7 +1469,7 @@ def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
                 params.append(n)
     losses = [c.func.value for c in p.backs]
     loss_names = [x.value for x in losses if isinstance(x, cst.Name)]
-    aux = [n for i in p.forward for n in _names(stmts[i], ast.Store) if n not in loss_names]
+    aux = [n for i in p.forward for n in _names(stmts[i], ast.Store) if n not in loss_names and n not in targets]
     aux = list(dict.fromkeys(aux))
     up = [_code(ctx.updated_of(x)).strip() for x in losses]
     if len(losses) == 1:
@@ -1506,10 +1588,11 @@ class _GradToName(cst.CSTTransformer):
         return updated_node
 
 
-def _manual_loop(ctx, m, loop, module, grads):
+def _manual_loop(ctx, m, loop, weights, grads):
     """``for p in model.parameters(): p -= lr * p.grad`` ->
-    ``for p, p_grad in zip(model.trainable_params(), grads): ops.assign(p, p - (lr * p_grad))``;
-    resetting ``p.grad`` goes (MindSpore's gradients are fresh values)."""
+    ``for p, p_grad in zip(model.trainable_params(), grads): ops.assign(p, p - (lr * p_grad))``
+    (``weights``: what was differentiated); resetting ``p.grad`` goes (MindSpore's
+    gradients are fresh values)."""
     name = ctx.fresh_name(f"{m.param}_grad")
     assign = _code(ctx.ref("mindspore.ops.assign")).strip()
     lines = []
@@ -1541,12 +1624,11 @@ def _manual_loop(ctx, m, loop, module, grads):
             lines.append(line.with_changes(body=smalls, trailing_whitespace=tw))
     new = loop.with_changes(
         target=build_expression(f"({m.param}, {name})").with_changes(lpar=[], rpar=[]),
-        iter=build_expression(f"zip({module}.trainable_params(), {grads})"),
+        iter=build_expression(f"zip({weights}, {grads})"),
         body=loop.body.with_changes(body=lines),
     )
     ctx.edit("TRN001", new, node=m.loop, api="Tensor.grad",
-             detail=f"{m.param} -= ... {m.param}.grad -> {assign}({m.param}, ...) over zip({module}."
-                    f"trainable_params(), {grads})")
+             detail=f"{m.param} -= ... {m.param}.grad -> {assign}({m.param}, ...) over zip({weights}, {grads})")
     return new
 
 
@@ -1584,19 +1666,25 @@ def _training_step(ctx, original, updated):
     blank: dict = {}  # first forward statement -> the blank lines above it
     if p.manual is not None:
         m = p.manual
-        found = _find(ctx, new_body, [m.loop, *m.zero_calls])
+        zero_loops = [stmts[i] for i in m.zero_loops]
+        found = _find(ctx, new_body, [m.loop, *m.zero_calls, *zero_loops])
         if found is None:
             ctx.finding("TRN004", "the parameter update was rewritten by another rule while porting; the "
                         "training step was not rewritten", node=p.backs[0], api=".backward()",
                         comment=_STEP_COMMENT)
             return _emit(ctx, original, updated, hoisted)
         module = _code(ctx.updated_of(m.module)).strip()
+        weights = _weights(ctx, m)
         step = _build(ctx, p, stmts, [new_body[where[i]] for i in p.forward], varying,
-                      f"{module}.trainable_params()", f"{module}'s parameters updated from grads")
+                      weights, f"{module}'s parameters updated from grads")
         loop_j, *zero_js = found
-        replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], module, step.grads)
+        replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], weights, step.grads)
         drop.update(zero_js)
-        _forget(ctx, [m.loop.iter, m.loop.body, *m.zero_calls])
+        for k, j in zip(m.zero_loops, zero_js[len(m.zero_calls):]):
+            ctx.edit("TRN001", None, node=stmts[k], api="Tensor.grad",
+                     detail=f"{_code(stmts[k].target).strip()}.grad = None loop dropped: grad_fn returns "
+                            "fresh gradients")
+        _forget(ctx, [m.loop.iter, m.loop.body, *m.zero_calls, *(x.body for x in zero_loops)])
         built.append((p, step, None))
     elif p.inspect is not None:
         recv = _code(ctx.updated_of(p.inspect.receiver)).strip()
@@ -1914,9 +2002,18 @@ def _comments_of(line, blank: bool = False) -> list:
     """The comment lines of a statement the rewrite drops: those above it (with the
     blank lines, when ``blank``) and the one ending its line."""
     kept = [e for e in line.leading_lines if blank or e.comment is not None]
-    own = _user_comment(line.trailing_whitespace)
-    if own:
-        kept.append(cst.EmptyLine(comment=cst.Comment(own)))
+    if isinstance(line, cst.BaseCompoundStatement):  # a loop: its header's and body lines' comments
+        ends = [line.body.header] if isinstance(line.body, cst.IndentedBlock) else []
+        for inner in getattr(line.body, "body", ()):
+            kept += [e for e in getattr(inner, "leading_lines", ()) if e.comment is not None]
+            if isinstance(inner, cst.SimpleStatementLine):
+                ends.append(inner.trailing_whitespace)
+    else:
+        ends = [line.trailing_whitespace]
+    for end in ends:
+        own = _user_comment(end)
+        if own:
+            kept.append(cst.EmptyLine(comment=cst.Comment(own)))
     return kept
 
 
