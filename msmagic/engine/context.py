@@ -180,6 +180,12 @@ class Context:
                 return stmt
         return self._w.state.session.functions.get(name)
 
+    def method_definition(self, cls: str, name: str):
+        """The original ``def name`` of the user class ``cls`` (or of a user base class),
+        of this cell or an earlier ported one; None when unknown."""
+        facts = self._w.facts.method(self._w.state.class_infos, cls, name)
+        return facts.node if facts is not None else None
+
     @property
     def receiver(self):
         """The (already ported) receiver of a method call or member access."""

@@ -57,7 +57,7 @@ ORDER = (
     # imports
     "IMP001",
     # indexing
-    "IDX001", "IDX002", "IDX003", "IDX004", "IDX005", "IDX006", "IDX007", "IDX008", "IDX009", "IDX010",
+    "IDX001", "IDX002", "IDX003", "IDX004", "IDX005", "IDX006", "IDX007", "IDX008", "IDX009", "IDX010", "IDX011",
     # init
     "INI001", "INI002", "INI003", "INI004", "INI005", "INI006",
     # layers
@@ -83,7 +83,7 @@ ORDER = (
     # tensor_methods
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006", "TNS007", "TNS008", "TNS009",
     # training
-    "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007",
+    "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007", "TRN008",
     # utilities
     "UTL001", "UTL002", "UTL003", "UTL004", "UTL005", "UTL006", "UTL007", "UTL008", "UTL009",
     # api_table

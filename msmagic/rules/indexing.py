@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.spec import TENSOR, api, method, subscript_hook
+from msmagic.engine.spec import TENSOR, api, method, statement_hook, subscript_hook
 from msmagic.rules._util import is_pure, truthy_literal
 from msmagic.rules.api_table import _rebind
 from msmagic.rules.registry import register
@@ -750,3 +750,117 @@ def _index_arrays(ctx, original, updated):
     ctx.edit("IDX010", result, api="Tensor.__getitem__",
              detail="; ".join(f"{f}(...) index wrapped" for f in dict.fromkeys(changed)))
     return result
+
+
+# ----------------------------------------------------------------------------- assignment into a slot
+
+register(
+    "IDX011",
+    "A tensor assigned into an indexed slot loses its leading size-1 dimensions",
+    group=GROUP,
+    why="""
+        ``logits[i] = model(x[[i]])`` writes a ``(1, 27)`` result into a ``(27,)`` row.
+        PyTorch accepts a value with more dimensions than the slot as long as the extra
+        leading ones have size 1 (it drops them, then broadcasts); MindSpore 2.10 raises
+        "input's rank should be less equal to the number of proposed_shape". Where a tensor
+        of unknown shape is assigned into an indexed tensor (the value is no number
+        literal), the port passes it through a small function defined in the cell,
+        ``without_leading_ones(value, tensor[index])``, which drops leading size-1
+        dimensions while the value has more than the slot and leaves everything else
+        (numbers, arrays, values of the slot's rank) as it is; broadcasting then works as
+        in PyTorch. The index is evaluated twice, so this is done only where it is made of
+        names, numbers, attributes, arithmetic and slices of those (no calls).
+    """,
+    seed="seeds/002 API Comparison › Tensor indexing",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (Tensor indexing)",
+    installed_note="Verified on 2.10: t = ops.zeros((8, 27)); t[0] = ops.ones((1, 27)) raises ValueError "
+                   "(BroadcastTo); t[0] = ops.ones((27,)) and t[0:2] = ops.ones((27,)) work.",
+    example="""
+        import torch
+        torch.manual_seed(0)
+        layer = torch.nn.Linear(4, 3)
+        x = torch.randn(5, 4)
+        rows = torch.zeros(5, 3)
+        for i in range(5):
+            rows[i] = layer(x[[i]])
+        block = torch.zeros(2, 5, 3)
+        block[1] = rows.unsqueeze(0)
+        rows[0] = 1.5
+    """,
+)
+
+_SLOT_SOURCE = '''def {name}(value, slot):
+    """The value PyTorch writes into tensor[index]: one with more dimensions than the slot
+    loses its leading size-1 dimensions (MindSpore raises for them instead)."""
+    ndim = getattr(slot, "ndim", 0)
+    while getattr(value, "ndim", 0) > ndim and value.shape[0] == 1:
+        value = value[0]
+    return value
+'''
+
+
+def _plain_index(node) -> bool:
+    """Names, numbers, attributes, arithmetic and slices of those: evaluated twice, the
+    same."""
+    if node is None or is_pure(node):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return _plain_index(node.left) and _plain_index(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _plain_index(node.expression)
+    return False
+
+
+def _plain_slot(sub: cst.Subscript) -> bool:
+    if not is_pure(sub.value) or isinstance(sub.value, cst.Subscript):
+        return False
+    for element in sub.slice:
+        s = element.slice
+        if isinstance(s, cst.Index):
+            if s.star is not None or not _plain_index(s.value):
+                return False
+        elif not (_plain_index(s.lower) and _plain_index(s.upper) and _plain_index(s.step)):
+            return False
+    return True
+
+
+def _scalar(ctx, node) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return _scalar(ctx, node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _scalar(ctx, node.left) and _scalar(ctx, node.right)
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return True
+    if isinstance(node, cst.Call) and (
+            (isinstance(node.func, cst.Name) and node.func.value in ("int", "float", "bool", "len", "round"))
+            or (isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" and not node.args)):
+        return True
+    kind = ctx.kind_of(node)
+    return kind is not None and kind != TENSOR and kind.base not in ("module output",)
+
+
+@statement_hook("IDX011", cst.SimpleStatementLine)
+def _slot_assignment(ctx, original, updated):
+    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign) \
+            or not isinstance(updated, cst.SimpleStatementLine) or len(updated.body) != 1 \
+            or not isinstance(updated.body[0], cst.Assign) or not ctx.torch_in_scope:
+        return updated
+    small = original.body[0]
+    if len(small.targets) != 1 or not isinstance(small.targets[0].target, cst.Subscript):
+        return updated
+    target = small.targets[0].target
+    if ctx.kind_of(target.value) != TENSOR or not _plain_slot(target) or _scalar(ctx, small.value):
+        return updated
+    new_target = updated.body[0].targets[0].target
+    if not isinstance(new_target, cst.Subscript):
+        return updated
+    name = ctx.define("without_leading_ones", lambda n: _SLOT_SOURCE.format(name=n))
+    slot = ctx.code(new_target).strip()
+    value = ctx.code(updated.body[0].value).strip()
+    new = updated.with_changes(body=[updated.body[0].with_changes(
+        value=ctx.parse(f"{name}({value}, {slot})"))])
+    ctx.edit("IDX011", new, node=original, api="Tensor.__setitem__",
+             detail=f"{slot} = value -> {slot} = {name}(value, {slot}): leading size-1 dimensions dropped")
+    return new

@@ -388,6 +388,56 @@ register(
 )
 
 
+register(
+    "TRN008",
+    "A layer the forward pass may skip is still stepped by a stateful optimizer",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        A forward pass that calls a layer a random or data-dependent number of times
+        (``for _ in range(random.randint(0, 3)): h = self.middle(h)``, a layer under an
+        ``if``) leaves that layer's parameters without a gradient in the iterations that
+        skip it. PyTorch's ``zero_grad()`` sets gradients to None and its optimizers skip a
+        parameter whose gradient is None: it does not move, and its momentum or Adam
+        moments stay as they were. MindSpore's ``value_and_grad`` returns a gradient of
+        zeros for it, and an optimizer with state (SGD with momentum or weight decay, Adam,
+        AdamW, RMSprop, Adagrad...) still moves it by its momentum, moments or decay, so the
+        trained weights drift apart from PyTorch's. Nothing in the gradients tells a
+        skipped layer from a zero gradient, so the step is ported and flagged at
+        ``optimizer.step()``; plain SGD (no momentum, no weight decay) is not affected, as a
+        zero gradient moves nothing.
+    """,
+    seed=SEED + " › Optimizer Execution and Usage Differences",
+    example="""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.first = torch.nn.Linear(4, 8)
+                self.middle = torch.nn.Linear(8, 8)
+                self.last = torch.nn.Linear(8, 1)
+
+            def forward(self, x, depth):
+                h = self.first(x).relu()
+                for _ in range(depth):
+                    h = self.middle(h).relu()
+                return self.last(h)
+
+        torch.manual_seed(0)
+        model = Net()
+        x = torch.randn(16, 4)
+        y = torch.randn(16, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        for step in range(4):
+            loss = ((model(x, step % 2) - y) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """,
+)
+
+
 # ----------------------------------------------------------------------------- analysis
 
 _STEP_COMMENT = "training step not rewritten; see rule TRN004"
@@ -1676,7 +1726,8 @@ def _training_step(ctx, original, updated):
         module = _code(ctx.updated_of(m.module)).strip()
         weights = _weights(ctx, m)
         step = _build(ctx, p, stmts, [new_body[where[i]] for i in p.forward], varying,
-                      weights, f"{module}'s parameters updated from grads")
+                      weights, f"the Parameters in {module} updated from grads" if m.form == "list"
+                      else f"{module}'s parameters updated from grads")
         loop_j, *zero_js = found
         replace[loop_j] = _manual_loop(ctx, m, new_body[loop_j], weights, step.grads)
         drop.update(zero_js)
@@ -1722,6 +1773,9 @@ def _training_step(ctx, original, updated):
             built.append((seg, step, opt))
     # the loop body
     _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
+    for seg, _, opt in built:
+        if opt:
+            _skipped_layers_stepped(ctx, seg.calls[next(i for i, r in seg.index.items() if r == "step")])
     owner_of, firsts = {}, {}
     for seg, step, opt in built:
         for i in [*seg.index, *seg.forward]:
@@ -1807,6 +1861,105 @@ def _training_step(ctx, original, updated):
         _hoisted(ctx).setdefault(id(owners[-1]), [])[:0] = defs
         return new
     return _emit(ctx, original, new, defs)
+
+
+#: optimizers whose update moves a parameter whose gradient is zero (moments, decoupled decay)
+_MOVE_ON_ZERO = frozenset(f"torch.optim.{n}" for n in ("Adam", "AdamW", "Adamax", "NAdam", "RAdam"))
+#: optimizers that move such a parameter only with these arguments (name -> positional index)
+_MOVE_WITH = {
+    "torch.optim.SGD": {"momentum": 2, "weight_decay": 4},
+    "torch.optim.RMSprop": {"momentum": 5, "weight_decay": 4},
+    "torch.optim.Adagrad": {"weight_decay": 3},
+    "torch.optim.Adadelta": {"weight_decay": 4},
+}
+#: layers without parameters: skipping them changes no gradient
+_NO_PARAMETERS = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softplus", "Hardtanh", "Hardswish", "Hardsigmoid", "Dropout", "Dropout1d", "Dropout2d",
+    "Dropout3d", "AlphaDropout", "Identity", "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+    "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
+    "Upsample", "ZeroPad2d", "ConstantPad2d",
+})
+
+
+def _moves_on_zero(ctx, call) -> bool:
+    """Does the optimizer built by ``call`` move a parameter whose gradient is zero?"""
+    qual = ctx.resolve(call.func) or ""
+    if qual in _MOVE_ON_ZERO:
+        return True
+    spots = _MOVE_WITH.get(qual)
+    if spots is None:
+        return False
+    for k, a in enumerate(call.args):
+        name = a.keyword.value if a.keyword is not None else next((n for n, i in spots.items() if i == k), None)
+        if a.star or (name in spots and _literal(a.value) not in (0, 0.0)):
+            return True
+    return False
+
+
+def _conditional_layers(forward: cst.FunctionDef) -> list:
+    """The ``self.<layer>`` attributes a forward pass calls inside an ``if``, a ``while`` or a
+    ``for`` whose count may be zero (not a loop over ``self.<layers>`` or ``range(<n > 0>)``)."""
+    found: list = []
+
+    def walk(node, inside: bool):
+        for child in child_nodes(node):
+            if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            here = inside
+            if isinstance(child, (cst.If, cst.While, cst.IfExp)):
+                here = True
+            elif isinstance(child, cst.For):
+                it = child.iter
+                sure = (isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name)
+                        and it.value.value == "self") or (
+                    isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range"
+                    and len(it.args) == 1 and isinstance(_literal(it.args[0].value), int)
+                    and _literal(it.args[0].value) > 0)
+                here = inside or not sure
+            if (here and isinstance(child, cst.Call) and isinstance(child.func, cst.Attribute)
+                    and isinstance(child.func.value, cst.Name) and child.func.value.value == "self"
+                    and child.func.attr.value not in found):
+                found.append(child.func.attr.value)
+            walk(child, here)
+
+    walk(forward.body, False)
+    return found
+
+
+def _skipped_layers_stepped(ctx, step_call) -> None:
+    """TRN008: flag ``optimizer.step()`` when the optimizer moves parameters whose gradient
+    is zero and the model's forward pass may skip a layer with parameters."""
+    recv = step_call.func.value if isinstance(step_call.func, cst.Attribute) else None
+    made = ctx.assigned_call(recv.value) if isinstance(recv, cst.Name) else None
+    if made is None or not made.args or not _moves_on_zero(ctx, made):
+        return
+    model = _parameters_of(made.args[0].value)
+    kind = ctx.kind_of(cst.Name(model)) if model is not None else None
+    if kind is None or kind.base != "module" or not kind.detail or "." in kind.detail:
+        return  # not a user Module class (a torch layer or Sequential calls all its layers)
+    forward = ctx.method_definition(kind.detail, "forward")
+    init = ctx.method_definition(kind.detail, "__init__")
+    if forward is None:
+        return
+    made_by = {}
+    for stmt in (init.body.body if init is not None and isinstance(init.body, cst.IndentedBlock) else ()):
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and len(small.targets) == 1:
+                t = small.targets[0].target
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                    made_by[t.attr.value] = (ctx.resolve(small.value.func) or "").rsplit(".", 1)[-1]
+    layers = [a for a in _conditional_layers(forward) if made_by.get(a) not in _NO_PARAMETERS]
+    if not layers:
+        return
+    opt = _code(recv).strip()
+    which = ", ".join(f"self.{a}" for a in layers)
+    ctx.finding("TRN008", f"{kind.detail}.forward may skip {which} (called under a condition or in a loop "
+                f"that can run zero times): PyTorch's {opt}.step() leaves a parameter without a gradient "
+                f"as it is, while MindSpore's optimizer gets a zero gradient for it and, with momentum, "
+                f"moments or weight decay, still moves it; the trained weights can differ",
+                node=step_call, api="optimizer.step()",
+                comment=f"{which} may be skipped; PyTorch does not step them then, MindSpore does")
 
 
 def _owners(ctx, original) -> list:

@@ -350,3 +350,35 @@ def test_range_index_in_a_function_the_port_cannot_type():
         picked = nll(arr, np.array([0, 2, 1, 1]))
     """), "loss", "picked", rule="IDX010")
     assert "input[list(range(target.shape[0])), target]" in run.port.code
+
+
+def test_a_batch_of_one_written_into_rows_inside_a_function_and_a_method():
+    """IDX011 where real code puts it: a helper receiving the tensor it fills (its kind
+    from the call site), a method filling an attribute's buffer, a 3-D block's slot."""
+    run = check(support.src("""
+        import torch
+        torch.manual_seed(0)
+        net = torch.nn.Linear(4, 3)
+        x = torch.randn(5, 4)
+
+        def fill(out, model, inputs):
+            for i in range(inputs.shape[0]):
+                out[i] = model(inputs[[i]])
+            return out
+
+        class Recorder:
+            def __init__(self):
+                self.rows = torch.zeros(5, 3)
+
+            def record(self, model, inputs):
+                for i in range(5):
+                    self.rows[i, :] = model(inputs[i:i + 1])
+
+        rows = fill(torch.zeros(5, 3), net, x)
+        rec = Recorder()
+        rec.record(net, x)
+        recorded = rec.rows * 1.0
+        block = torch.zeros(3, 5, 3)
+        block[1:2] = rows.unsqueeze(0).unsqueeze(0)
+    """), "rows", "recorded", "block", rule="IDX011")
+    assert run.port.code.count("without_leading_ones(") == 4  # the definition and three slots
