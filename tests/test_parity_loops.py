@@ -515,3 +515,42 @@ def test_a_float32_rerun_that_is_not_pytorchs_iteration_judges_nothing():
     assert loops.within_spread(t, m, t.clone(), t + 0.1, atol=0.0) == (True, pytest.approx(0.1), 0.5)
     assert loops.within_spread(t, m, t + 1e-3, t + 0.1, atol=0.0) is None
     assert loops.within_spread(t, m, t.clone(), t + 0.01, atol=0.0)[0] is False
+
+
+def test_a_first_rounding_direction_that_flips_nothing_is_not_the_last_word(monkeypatch):
+    """The spread is sampled in further random directions where the first does not settle
+    the value: here the first sample moves nothing (as a direction that leaves every
+    entry near 0 on its side would), the next ones flip entries as MindSpore's rounding
+    did, and the value is judged within rounding by them."""
+    real = loops._nudge
+
+    def first_moves_nothing(values, torch_module, seed=0):
+        if seed:
+            real(values, torch_module, seed=seed)
+
+    monkeypatch.setattr(loops, "_nudge", first_moves_nothing)
+    report, _ = _masked()
+    for name in ("grad_h", "grad_w1"):
+        row = report.row(name)
+        assert row.status == MATCH, (name, row.note)
+        assert "random directions) lands up to" in row.note, row.note
+
+
+def test_the_spread_is_the_farthest_of_its_samples_and_sampling_stops_when_settled():
+    t = torch.tensor([1.0, 2.0, 3.0])
+    m = t + torch.tensor([0.0, 0.5, 0.0])
+    assert loops.within_spread(t, m, t.clone(), [t + 0.01, t + 0.1], atol=0.0) == (True, pytest.approx(0.1), 0.5)
+    asked = []
+    values = {"float64": t + 5.0, "float32": t.clone(), "nudged": t + 0.01, "nudged:1": t + 0.1,
+              "nudged:2": t + 0.2, "nudged:3": t + 0.3}
+
+    def rerun(precision):
+        asked.append(precision)
+        return {"v": values[precision]}
+
+    verdict, _ = loops.judge_by_reruns(t, m, rerun, lambda box: box["v"], "it", atol=0.0)
+    assert verdict[0] is True and asked == ["float64", "float32", "nudged", "nudged:1"]
+    asked.clear()
+    values["float32"] = t + 1e-3  # not PyTorch's iteration: no further samples are taken
+    verdict, _ = loops.judge_by_reruns(t, m, rerun, lambda box: box["v"], "it", atol=0.0)
+    assert asked == ["float64", "float32", "nudged", "nudged:1"] and verdict is None

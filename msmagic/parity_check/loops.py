@@ -33,9 +33,11 @@ HOOK = "__msmagic_loop__"
 #: trained for a few iterations fits, as in the gradients' recording)
 MAX_BYTES = 1 << 30
 #: the most bytes the optimizers' and schedulers' states of all boundaries may hold
-#: (Adam's is twice its parameters); beyond it only the last two boundaries' are kept,
+#: (Adam's is twice its parameters: as much as the recorded iterations themselves, so a
+#: model the recording holds has its optimizer's states too, and every iteration the
+#: lockstep judges can be run again); beyond it only the last two boundaries' are kept,
 #: enough for the float64 re-run of the last iteration
-STEPPER_BYTES = 1 << 28
+STEPPER_BYTES = 1 << 30
 #: the key of a boundary's record holding the modules' parameters
 _MODULES = "\0modules"
 #: the key of a boundary's record holding the trainable tensors the loop mentions
@@ -583,8 +585,12 @@ def _load_state(module, state: dict, torch) -> None:
 #: the precisions an iteration is run again in: float64 (the reference a float32 result
 #: is judged by), float32 as PyTorch ran it (it must give PyTorch's values: else the
 #: re-run is not PyTorch's iteration) and float32 from values moved by one rounding step
-#: (how far float32 rounding alone moves the result)
-PRECISIONS = ("float64", "float32", "nudged")
+#: (how far float32 rounding alone moves the result), in further samples of random
+#: directions ("nudged:1"...) where the first does not settle it: one sample
+#: underestimates how far rounding can move an ill-conditioned iteration (a ReLU input
+#: within rounding of 0 that one direction leaves on its side and another flips)
+NUDGED = ("nudged", "nudged:1", "nudged:2", "nudged:3")
+PRECISIONS = ("float64", "float32", *NUDGED)
 #: the relative size of the nudge: one float32 rounding step
 NUDGE = 2.0 ** -23
 
@@ -660,8 +666,9 @@ def rerun_iteration(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
         loaded = start.get(_STEPPERS, {})
         if any(_stepper_kind(v, torch) and n not in loaded for n, v in box.items()):
             return None  # an optimizer at the state the loop left, not the iteration's
-        if precision == "nudged":
-            _nudge([box[n] for n in sorted(box) if not n.startswith("__")], torch)
+        if precision in NUDGED:
+            _nudge([box[n] for n in sorted(box) if not n.startswith("__")], torch,
+                   seed=int(precision.partition(":")[2] or 0))
     except _Unsafe:
         return None
     except Exception:  # noqa: BLE001 - a copy that fails: no re-run
@@ -692,13 +699,13 @@ def rerun_iteration(lock: "LoopLockstep", code: Optional[str], tns: dict, names,
     return box
 
 
-def _nudge(values: list, torch) -> None:
+def _nudge(values: list, torch, seed: int = 0) -> None:
     """Move every floating-point value the re-run starts from (tensors, modules'
     parameters and buffers, optimizers' states, in containers) by one float32 rounding
-    step, up or down at random (a generator of its own: no random state moves)."""
+    step, up or down at random (a generator of its own, ``seed``: no random state moves)."""
     import numpy as np
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     seen: set = set()
 
     def nudge(t) -> None:
@@ -776,25 +783,28 @@ def further_note(verdict: tuple, what: str) -> str:
 def within_spread(torch_value, ms_value, exact, nudged, atol: float) -> Optional[tuple]:
     """(within, spread, MindSpore's distance from PyTorch's value): ``spread`` is how far
     PyTorch's own iteration lands from its value when what it starts from moves by one
-    float32 rounding step (the ``nudged`` re-run); ``within`` when MindSpore's value is
-    no further from PyTorch's than ``ROUNDING_FACTOR`` spreads. None unless the float32
-    re-run (``exact``) gave PyTorch's value: else the re-run drew or read something else
-    and its spread says nothing."""
+    float32 rounding step (the ``nudged`` re-runs, one value or a list of samples: the
+    farthest); ``within`` when MindSpore's value is no further from PyTorch's than
+    ``ROUNDING_FACTOR`` spreads. None unless the float32 re-run (``exact``) gave
+    PyTorch's value: else the re-run drew or read something else and its spread says
+    nothing."""
     import numpy as np
 
-    arrays = [to_numpy(v) for v in (torch_value, ms_value, exact, nudged)]
+    samples = nudged if isinstance(nudged, list) else [nudged]
+    arrays = [to_numpy(v) for v in (torch_value, ms_value, exact, *samples)]
     arrays[1] = _as_shaped(arrays[1], arrays[0])
     if any(a is None for a in arrays) or len({a.shape for a in arrays}) != 1 or not arrays[0].size:
         return None
     if not all(np.issubdtype(a.dtype, np.floating) for a in arrays):
         return None
-    t, m, e, n = (a.astype(np.float64) for a in arrays)
-    if not all(np.all(np.isfinite(a)) for a in (t, m, e, n)):
+    t, m, e, *ns = (a.astype(np.float64) for a in arrays)
+    if not all(np.all(np.isfinite(a)) for a in (t, m, e, *ns)):
         return None
     scale = float(np.sqrt(np.mean(t ** 2)))
     if float(np.max(np.abs(e - t))) > EXACT * scale:
         return None  # the float32 re-run is not PyTorch's iteration
-    spread, d_m = float(np.max(np.abs(n - t))), float(np.max(np.abs(m - t)))
+    spread = max(float(np.max(np.abs(n - t))) for n in ns)
+    d_m = float(np.max(np.abs(m - t)))
     if spread <= 0:
         return None
     return d_m <= ROUNDING_FACTOR * spread + atol, spread, d_m
@@ -819,11 +829,13 @@ def judge_rounding(torch_value, ms_value, boxes: dict, what: str, atol: float) -
         return True, (f"within float32 rounding: the float64 re-run of {what} is {wide[1]:.2g} from PyTorch's "
                       f"value, {wide[2]:.2g} from MindSpore's")
     near = None
-    if boxes.get("float32") is not None and boxes.get("nudged") is not None:
-        near = within_spread(torch_value, ms_value, boxes["float32"], boxes["nudged"], atol)
+    samples = [boxes[p] for p in NUDGED if boxes.get(p) is not None]
+    if boxes.get("float32") is not None and samples:
+        near = within_spread(torch_value, ms_value, boxes["float32"], samples, atol)
     if near is not None and near[0]:
         return True, (f"within float32 rounding: {what} run again in float32 from values moved by one rounding "
-                      f"step lands {near[1]:.2g} from PyTorch's value; MindSpore's is {near[2]:.2g} from it")
+                      f"step (in {len(samples)} random direction{'s' if len(samples) > 1 else ''}) lands up to "
+                      f"{near[1]:.2g} from PyTorch's value; MindSpore's is {near[2]:.2g} from it")
     if wide is not None:
         return False, further_note(wide, f"the float64 re-run of {what}")
     if near is not None:
@@ -848,6 +860,9 @@ def judge_by_reruns(torch_value, ms_value, rerun, value_of, what: str, atol: flo
             values[precision] = value
         if precision == "float32":
             continue  # judged with its nudged twin
+        if precision in NUDGED[1:] and (value is None or within_spread(
+                torch_value, ms_value, values.get("float32"), values.get(NUDGED[0]), atol) is None):
+            break  # the float32 re-runs are not PyTorch's iteration: more samples tell nothing
         verdict = judge_rounding(torch_value, ms_value, values, what, atol)
         if verdict is not None and verdict[0]:
             break
