@@ -263,6 +263,9 @@ class KindScope:
             return None
         if t is cst.UnaryOperation:
             return self.kind_of(node.expression)
+        if t is cst.IfExp:  # ``[] if self.bias is None else [self.bias]``: a list either way
+            kinds = [self.kind_of(node.body), self.kind_of(node.orelse)]
+            return join(kinds) if all(k is not None and k.base == "list" for k in kinds) else None
         if t is cst.Comparison and len(node.comparisons) == 1 \
                 and type(node.comparisons[0].operator) in _ELEMENTWISE_COMPARISONS:
             kinds = (self.kind_of(node.left), self.kind_of(node.comparisons[0].comparator))

@@ -152,3 +152,28 @@ def test_a_tensor_assigned_into_a_row_loses_leading_ones():
 def test_a_slot_with_a_call_in_its_index_is_left_alone():
     code = port("import torch\nrows = torch.zeros(4, 3)\nrows[pick()] = net(x)\n").code
     assert "without_leading_ones" not in code
+
+
+def test_a_function_whose_call_sites_disagree_on_the_list_is_flagged():
+    """``train(model, params)`` called once with the layer's list and once with something
+    else: the port cannot tell the list holds Parameters, so the backward is flagged
+    rather than differentiated silently to zeros."""
+    source = LINEAR + """
+    def train(model, params, steps):
+        for i in range(steps):
+            loss = model(X).pow(2).mean()
+            for p in params:
+                p.grad = None
+            loss.backward()
+            for p in params:
+                p.data += -0.1 * p.grad
+
+    model = Linear(3, 2)
+    train(model, model.parameters(), 3)
+    train(model, {"w": 1}, 3)
+"""
+    result = port(source)
+    assert "grad_fn" not in result.code
+    assert "TRN004" in finding_ids(result)
+    agreed = port(source.replace('train(model, {"w": 1}, 3)', "train(model, model.parameters(), 5)"))
+    assert "grad_fn = mindspore.value_and_grad(forward_fn, None, params)" in agreed.code
