@@ -9,6 +9,7 @@ from msmagic.engine.context import bind_arguments
 from msmagic.engine.spec import TENSOR, api, member, method
 from msmagic.rules._util import pack_positional, truthy_literal
 from msmagic.rules.autograd import differentiated_leaf, drop_requires_grad
+from msmagic.rules.hand_written_layers import made_parameter
 from msmagic.rules.registry import register
 
 GROUP = "Functional ops"
@@ -527,7 +528,8 @@ def _input_expr(site, name: str):
 _FACTORY = dict(
     drop={"device": "FUN017"},
     unsupported={
-        "requires_grad": (lambda site, arg: truthy_literal(site, arg) and not differentiated_leaf(site),
+        "requires_grad": (lambda site, arg: truthy_literal(site, arg) and not differentiated_leaf(site)
+                          and made_parameter(site, site.statement) is None,
                           "a plain MindSpore tensor does not track gradients"),
         "out": "MindSpore functions return new tensors",
         "generator": "MindSpore has no per-call generator; use mindspore.set_seed",

@@ -297,20 +297,30 @@ class _Wrap(cst.CSTTransformer):
         return build_expression(f"{self.parameter}({_code(node).strip()})")
 
 
-@statement_hook("HWL001", cst.SimpleStatementLine)
-def _parameter_attribute(ctx, original, updated):
-    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign) \
-            or not isinstance(updated, cst.SimpleStatementLine) or len(updated.body) != 1 \
-            or not isinstance(updated.body[0], cst.Assign):
-        return updated
-    small = original.body[0]
-    attr = _self_attr(small.targets[0].target) if len(small.targets) == 1 else None
+def made_parameter(ctx, statement) -> Optional[str]:
+    """The attribute a statement ``self.<name> = ...`` of a hand-written layer's
+    ``__init__`` makes a Parameter (HWL001), or None. (A factory's ``requires_grad=True``
+    there needs no finding: the Parameter is differentiated.)"""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1):
+        return None
+    attr = _self_attr(statement.body[0].targets[0].target)
     if attr is None or not ctx.functions or ctx.functions[-1].name.value != "__init__":
-        return updated
+        return None
     cls = _enclosing_class(ctx)
     facts = class_facts(ctx, cls) if cls is not None else None
-    if not facts or facts is NOT_A_LAYER or attr not in facts:
+    return attr if facts and facts is not NOT_A_LAYER and attr in facts else None
+
+
+@statement_hook("HWL001", cst.SimpleStatementLine)
+def _parameter_attribute(ctx, original, updated):
+    if not isinstance(updated, cst.SimpleStatementLine) or len(updated.body) != 1 \
+            or not isinstance(updated.body[0], cst.Assign):
         return updated
+    attr = made_parameter(ctx, original)
+    if attr is None:
+        return updated
+    cls = _enclosing_class(ctx)
     wrapper = _Wrap(_code(ctx.ref("mindspore.Parameter")).strip())
     new = updated.with_changes(body=[updated.body[0].with_changes(value=wrapper.wrap(updated.body[0].value))])
     ctx.edit("HWL001", new, node=original, api="torch.Tensor",

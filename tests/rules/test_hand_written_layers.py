@@ -328,3 +328,72 @@ def test_a_scaled_factory_on_either_side_is_a_parameter(scale):
     run = _run(source)
     assert run.agree("lossi"), run.explain()
     _trained_alike(run.torch_ns, run.ms_ns)
+
+
+def test_a_training_function_defined_before_any_call_is_ported_again_at_its_first_call(parity_shell):
+    """The function comes a cell before its call: ported knowing nothing of ``params``
+    (flagged), then ported again when the next cell's call shows the layer's list, and
+    the call trains the layers as PyTorch does."""
+    define = src("""
+        def train(model, params, X, Y, steps, lr=0.1):
+            losses = []
+            for i in range(steps):
+                logits = model(X)
+                loss = F.cross_entropy(logits, Y)
+                for p in params:
+                    p.grad = None
+                loss.backward()
+                for p in params:
+                    p.data += -lr * p.grad
+                losses.append(loss.item())
+            return losses
+
+        steps = 5
+    """)
+    call = "lossi = train(model, parameters, Xtr[:32], Ytr[:32], 5)\n"
+    reports, _ = parity_cells(parity_shell, [LAYERS + DATA, MODEL, define, call])
+    ns, shadow = parity_shell.user_ns, msmagic.shadow_namespace()
+    assert reports[3].row("lossi").status == "match"
+    assert "train" in " ".join(reports[3].notes)  # defined anew on the MindSpore side
+    _trained_alike(ns, shadow)
+
+
+def test_an_aliased_torch_and_tensors_made_with_requires_grad_in_the_layer():
+    """``import torch as T``, ``requires_grad=True`` at creation (no marking loop), the
+    update ``p -= 0.1 * p.grad`` under no_grad with ``p.grad.zero_()`` in the loop over
+    ``net.parameters()``: trained alike, and no finding for the dropped requires_grad (the
+    Parameter is what is differentiated)."""
+    source = src("""
+        import torch as T
+
+        class Layer:
+            def __init__(self, n_in, n_out):
+                self.W = T.randn(n_in, n_out, requires_grad=True)
+                self.b = T.zeros(n_out, requires_grad=True)
+
+            def __call__(self, x):
+                return T.relu(x @ self.W + self.b)
+
+            def parameters(self):
+                return [self.W, self.b]
+
+        T.manual_seed(0)
+        net = Layer(3, 2)
+        X = T.randn(8, 3)
+        Y = T.randn(8, 2)
+        losses = []
+        for step in range(5):
+            loss = ((net(X) - Y) ** 2).mean()
+            loss.backward()
+            with T.no_grad():
+                for p in net.parameters():
+                    p -= 0.1 * p.grad
+                    p.grad.zero_()
+            losses.append(loss.item())
+        W, b = net.W * 1.0, net.b * 1.0
+    """)
+    run = run_pair(source, rtol=1e-5, atol=1e-6)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("losses", "W", "b"), run.explain()
+    assert not run.port.unsupported, run.port.unsupported
+    assert "zip(net.parameters(), grads)" in run.port.code
