@@ -73,7 +73,13 @@ register(
         ``t.grad`` inside a helper that receives ``t``), each one's gradient comes from a
         function re-deriving the target from it, and the gradients of the intermediates
         and of the tensors differentiated are stored as their ``.grad`` attributes (a
-        MindSpore tensor takes one), so reads through any name find them.
+        MindSpore tensor takes one), so reads through any name find them. A notebook
+        function the forward statements call that reads such tensors as globals (the
+        official nn tutorial's ``def model(xb): return log_softmax(xb @ weights + bias)``)
+        would read the notebook's tensors, not the function's parameters, and get no
+        gradient: it is defined again (its ported text) at the top of the function, where
+        ``weights`` and ``bias`` are the parameters, and so is a function it calls that
+        reads them. A function declaring ``global`` is not.
     """,
     seed=f"{SEED} › torch.autograd.backward",
     reference=REF,
@@ -412,6 +418,10 @@ class Plan:
     problem: str = ""
     #: every statement of the slice, also those not depending on a parameter
     reached: list = field(default_factory=list)
+    #: the notebook's functions the slice calls that read a parameter as a global
+    #: (``def model(xb): return xb @ weights + bias``), defined again inside the function
+    #: so that they read its parameters
+    inline: list = field(default_factory=list)
 
 
 class _BlockIndex:
@@ -701,10 +711,23 @@ def _plan(ctx, target: str, inputs: Optional[list] = None, reads: Optional[set] 
         for k, name in enumerate(_grads_read_after(ctx)):
             if name in needed and name not in leaves and (name in local or name not in mem):
                 leaves[name] = (-2, 0, k)
+    inline: list = []
+    if inputs is None and chosen:  # leaves a notebook function reads as globals
+        through = _leaves_through_calls(ctx, set().union(*(r for _, _, _, r in chosen)))
+        for name, (made, fns) in through.items():
+            if name not in leaves and name not in fixed:
+                leaves[name] = made
+            inline += [f for f in fns if f not in inline]
+        if through:
+            via = {}
+            for f in inline:
+                via[f] = {n for n, (_, fns) in through.items() if f in fns}
+            chosen = [(i, stmt, bound, read | set().union(*(via[f] for f in read if f in via)))
+                      for i, stmt, bound, read in chosen]
     params = list(inputs) if inputs is not None else sorted(leaves, key=leaves.get)
     reached = [s for _, s, _, _ in chosen] + consts_reached
     chosen = _dependent(chosen, set(params))
-    plan = Plan(params, [s for _, s, _, _ in chosen], reached=reached, problem=mixed)
+    plan = Plan(params, [s for _, s, _, _ in chosen], reached=reached, problem=mixed, inline=inline)
     if not params or mixed:
         return plan
     bound_in = set().union(*(b for _, _, b, _ in chosen)) if chosen else set()
@@ -1031,12 +1054,101 @@ def _body_text(ctx, plan: Plan) -> Optional[str]:
 
 def _def_text(ctx, fn: str, plan: Plan, target: str) -> Optional[str]:
     """``def fn(params): <re-derived statements>; return <target>`` (``target``: a name,
-    or the ported text of an expression)."""
+    or the ported text of an expression); the notebook functions in ``plan.inline`` are
+    defined again first, so that they read the parameters."""
     body = _body_text(ctx, plan)
     if body is None:
         return None
-    lines = (body + "\n" if body else "") + f"return {target}"
+    defs = []
+    for name in plan.inline:
+        text = _ported_function(ctx, name)
+        if text is None:
+            return None
+        defs.append(text)
+    lines = "".join(d + "\n" for d in defs) + (body + "\n" if body else "") + f"return {target}"
     return f"def {fn}({', '.join(plan.params)}):\n" + textwrap.indent(lines, "    ") + "\n"
+
+
+def _function_reads(ctx, name: str) -> Optional[tuple]:
+    """(the global names a notebook function's body reads, the notebook functions it
+    calls) for a top-level ``def name`` of this cell or an earlier one; None for another
+    name (or a function that declares globals)."""
+    fdef = ctx.function_definition(name)
+    kind = ctx.kind_of(cst.Name(name)) if fdef is not None else None
+    if kind is None or kind.base != "function":
+        return None  # not a function here (``model`` rebound to a Module since)
+    memo = _memo(ctx, "function reads")
+    if id(fdef) in memo:
+        return memo[id(fdef)]
+    found = None
+    if not any(type(n) in (cst.Global, cst.Nonlocal) for n in descendants(fdef)):
+        params = {p.name.value for p in (*fdef.params.params, *fdef.params.kwonly_params,
+                                          *fdef.params.posonly_params)}
+        params |= {p.name.value for p in (fdef.params.star_arg, fdef.params.star_kwarg) if isinstance(p, cst.Param)}
+        bound, read = set(), set()
+        for stmt in fdef.body.body if isinstance(fdef.body, cst.IndentedBlock) else ():
+            b, r = _names(stmt)
+            bound |= b
+            read |= r
+        free = read - bound - params
+        calls = {n.func.value for n in descendants(fdef) if type(n) is cst.Call and type(n.func) is cst.Name}
+        found = (free, {c for c in calls if c != name and ctx.function_definition(c) is not None})
+    memo[id(fdef)] = found
+    return found
+
+
+def _leaves_through_calls(ctx, names: set) -> dict:
+    """The ``requires_grad`` tensors the notebook functions among ``names`` (and the ones
+    they call) read as globals: leaf -> (where it was made, for the parameters' order; the
+    functions, outermost first, that reach it)."""
+    known = earlier_leaves(ctx)
+    block_leaves: dict = {}
+    for depth, (body, at) in enumerate(ctx.blocks):
+        idx = _index(ctx, body)
+        for leaf, where in idx.leaves.items():
+            made = [j for j in where if j < at]
+            if made:
+                block_leaves[leaf] = (depth, made[-1], 0)
+    out: dict = {}
+    todo = [(n, ()) for n in sorted(names)]
+    seen: set = set()
+    while todo:
+        name, path = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        found = _function_reads(ctx, name)
+        if found is None:
+            continue
+        free, calls = found
+        chain = (*path, name)
+        for leaf in free:
+            made = block_leaves.get(leaf) or ((-1, known[leaf].seq, 0) if leaf in known else None)
+            if made is not None:
+                entry = out.setdefault(leaf, (made, []))
+                entry[1].extend(f for f in chain if f not in entry[1])
+        todo += [(c, chain) for c in sorted(calls)]
+    return out
+
+
+def leaves_through_calls(ctx, names: set) -> set:
+    """The ``requires_grad`` tensors notebook functions named in ``names`` read as
+    globals (the training rules leave such a backward to these rules)."""
+    return set(_leaves_through_calls(ctx, names))
+
+
+def _ported_function(ctx, name: str) -> Optional[str]:
+    """The ported text of the notebook's ``def name`` (of this cell or an earlier one)."""
+    fdef = ctx.function_definition(name)
+    out = _state(ctx).ported.get(id(fdef)) if fdef is not None else None
+    if out is None:
+        fact = _memory(ctx).get(name)
+        out = fact.ported if fact is not None and fact.ported else None
+    if not out or not isinstance(out[0], cst.FunctionDef):
+        return None
+    text = cst.Module(body=[o.with_changes(leading_lines=()) for o in out]).code
+    text = "\n".join(re.sub(rf"\s*{MARKER}.*$", "", line) for line in text.splitlines())
+    return textwrap.dedent(text).strip("\n")
 
 
 def _ms(ctx, target: str) -> str:

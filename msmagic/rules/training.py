@@ -33,7 +33,8 @@ from msmagic.engine.kinds import TENSOR
 from msmagic.engine.names import param_names
 from msmagic.engine.spec import api, statement_hook
 from msmagic.rules.autograd import (
-    earlier_leaves, grads_read_after, leaf_grads_read, list_loop_ported, list_marks, next_seq, rederive, seq_of,
+    earlier_leaves, grads_read_after, leaf_grads_read, leaves_through_calls, list_loop_ported, list_marks, next_seq,
+    rederive, seq_of,
     slice_reads,
 )
 from msmagic.rules.hand_written_layers import delegates_to_parameters, layer_classes, trains_parameters
@@ -793,6 +794,7 @@ def _reaches_leaf(ctx, stmts, p, i: int) -> bool:
             needed -= hit
         needed |= read
     outer = ctx.blocks[:-1] if ctx.blocks and ctx.blocks[-1][0] is stmts else ctx.blocks
+    needed |= leaves_through_calls(ctx, needed)  # def model(xb): return xb @ weights + bias
     return bool(needed & set().union(set(), *(_leaves(ctx, b) for b, _ in outer)))
 
 

@@ -392,3 +392,50 @@ def test_functional_vjp():
         """,
         edits={"DAT001", "FUN001", "IMP001", "UTL001"},
     )
+
+
+def test_a_notebook_function_reading_the_leaves_is_defined_again_inside():
+    """nn tutorial: ``model`` reads ``weights`` and ``bias`` as globals; inside the
+    function differentiated it is defined again so that it reads the parameters."""
+    assert_ports(
+        """
+            import torch
+            w = torch.randn(3, 2)
+            w.requires_grad_()
+            b = torch.zeros(2, requires_grad=True)
+
+            def model(xb):
+                return xb @ w + b
+
+            for i in range(3):
+                loss = model(X).pow(2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= w.grad * 0.1
+                    b -= b.grad * 0.1
+                    w.grad.zero_()
+                    b.grad.zero_()
+        """,
+        """
+            import mindspore
+            w = mindspore.ops.randn(3, 2)
+            b = mindspore.ops.zeros(2)
+
+            def model(xb):
+                return xb @ w + b
+
+            for i in range(3):
+                loss = model(X).pow(2).mean()
+                def _loss_fn(w, b):
+                    def model(xb):
+                        return xb @ w + b
+                    loss = model(X).pow(2).mean()
+                    return loss
+                _w_grad, _b_grad = mindspore.grad(_loss_fn, grad_position=(0, 1))(w, b)
+                mindspore.ops.assign(w, w - (_w_grad * 0.1))
+                mindspore.ops.assign(b, b - (_b_grad * 0.1))
+                _w_grad = mindspore.ops.zeros_like(_w_grad)
+                _b_grad = mindspore.ops.zeros_like(_b_grad)
+        """,
+        edits={"API002", "FUN009", "FUN011", "GRD001", "GRD005", "IMP001", "NGR001", "TNS004"},
+    )
