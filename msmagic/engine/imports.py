@@ -21,8 +21,15 @@ UNMAPPED_RULE = "GEN001"
 class ImportPlan:
     """Names on the MindSpore side of the cell and the imports the port adds."""
 
-    def __init__(self, bindings: dict[str, str], mindspore_names: dict[str, str], identifiers: frozenset):
+    def __init__(self, bindings: dict[str, str], mindspore_names: dict[str, str], identifiers: frozenset,
+                 positions: Optional[dict] = None):
         self.bindings = bindings
+        #: input local name -> the top-level statement of the cell that first imports it
+        self.positions: dict = dict(positions or {})
+        #: output local name -> that statement (names earlier cells bound: absent)
+        self.out_positions: dict = {}
+        #: the top-level statement being ported (the walker keeps it current)
+        self.at: int = -1
         #: local name -> fully qualified MindSpore name, bound on the MindSpore side
         self.out_names: dict[str, str] = dict(mindspore_names)
         #: input local name -> the local its import binds after the port (torch -> mindspore)
@@ -51,6 +58,8 @@ class ImportPlan:
                                                target.rsplit(".", 1)[-1], qual)
                 self.out_names[out_local] = target
                 self.renamed[local] = out_local
+                if local in self.positions:
+                    self.out_positions[out_local] = self.positions[local]
             elif qual in S.MODULES or qual in S.APIS:
                 continue  # removed; uses reach their targets through added imports
             else:
@@ -68,6 +77,8 @@ class ImportPlan:
                 return attr_chain(prefer, target[len(qual):].split(".")[1:])
         by_qual = {}
         for local, qual in self.out_names.items():
+            if self.out_positions.get(local, -1) > self.at >= 0:
+                continue  # imported by a later statement of the cell (``import ... as F`` further down)
             by_qual.setdefault(qual, local)
         for i in range(len(parts), 0, -1):
             local = by_qual.get(".".join(parts[:i]))

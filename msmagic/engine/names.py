@@ -63,6 +63,17 @@ def collect_imports(module: cst.Module) -> dict[str, str]:
     return found
 
 
+def import_positions(module: cst.Module) -> dict[str, int]:
+    """local name -> index of the first top-level statement of the cell importing it
+    (what :func:`collect_imports` reads): generated code before that statement cannot
+    refer to the name."""
+    out: dict[str, int] = {}
+    for i, stmt in enumerate(module.body):
+        for local in collect_imports(cst.Module(body=[stmt])):
+            out.setdefault(local, i)
+    return out
+
+
 def _top_statements(body):
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):

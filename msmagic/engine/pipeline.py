@@ -40,6 +40,7 @@ from msmagic.engine.ipython import mask, unmask
 from msmagic.engine.names import (
     TORCH_ROOTS,
     collect_imports,
+    import_positions,
     module_aliases,
     top_level_calls,
     top_level_functions,
@@ -269,7 +270,8 @@ class PortState:
         #: local name -> qualified torch name, for every name of the cell reaching torch
         self.bindings = torch_bindings(module, self.cell_imports, session.torch_names)
         self._identifiers = identifiers(text)
-        self.imports = ImportPlan(self.bindings, session.mindspore_names, self._identifiers)
+        self.imports = ImportPlan(self.bindings, session.mindspore_names, self._identifiers,
+                                  import_positions(module))
         self.edit_log = EditLog()
         self.module_classes: set[str] = set(session.module_classes)
         self.class_infos: dict = dict(session.class_infos)

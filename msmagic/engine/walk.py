@@ -127,6 +127,7 @@ class Walker(KindScope, cst.CSTTransformer):
         elif kind in STATEMENT_TYPES:
             if self.depth == 0:
                 self.top_index += 1
+                self.state.imports.at = self.top_index
             self.depth += 1
             self.holders.append(node)
             block = self.blocks[-1] if self.blocks else None

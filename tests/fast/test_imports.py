@@ -1,6 +1,6 @@
 """Imports (IMP001): PyTorch imports become MindSpore imports; others are left alone."""
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, dedent, port
 
 
 def test_import_torch():
@@ -173,3 +173,25 @@ def test_no_torch_no_change():
         """,
         edits=set(),
     )
+
+
+def test_generated_code_does_not_use_an_alias_the_cell_imports_further_down():
+    """``import torch.nn.functional as F`` comes after the update (a tutorial imports as it
+    goes): the ported update cannot spell ``mindspore.ops`` as ``F`` there, where F is not
+    yet bound; after the import it can."""
+    result = port(dedent("""
+        import torch
+        w = torch.zeros(3, requires_grad=True)
+        loss = (w * 2).sum()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+        import torch.nn.functional as F
+        y = F.relu(w)
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+    """))
+    lines = result.code.splitlines()
+    first = next(i for i, line in enumerate(lines) if "assign(" in line)
+    assert lines[first].startswith("mindspore.ops.assign(w"), result.code
+    assert "F.relu(w)" in result.code
