@@ -941,6 +941,19 @@ def _sources(ctx, p) -> set:
     return out
 
 
+def _holds_layers(ctx, kind) -> bool:
+    """Is a value of ``kind`` a hand-written layer (HWL001), or a list of them, whose
+    Parameters a forward pass reads (``emb = layers[0](Xb)`` belongs to it)?"""
+    if kind.base == "list":
+        kind = kind.item
+        if kind is None:
+            return False
+    if kind.base != "object":
+        return False
+    classes = layer_classes(ctx)
+    return classes.get(kind.detail) is not None if kind.detail else trains_parameters(ctx)
+
+
 def _loop_forward(ctx, stmts, p, found: list) -> list:
     """In a loop or function body the slice reaches back to the data preparation
     (``x = one_hot(x)``, ``if train_on_gpu: x = x.cuda()``): the forward pass starts at
@@ -956,7 +969,7 @@ def _loop_forward(ctx, stmts, p, found: list) -> list:
     def reads_model(stmt) -> bool:
         for n in descendants(stmt):
             if type(n) is cst.Name and (n.value in sources or (
-                    (kind := ctx.kind_of(n)) is not None and kind.base == "module")):
+                    (kind := ctx.kind_of(n)) is not None and (kind.base == "module" or _holds_layers(ctx, kind)))):
                 return True
             if type(n) is cst.Call and type(n.func) is cst.Name:  # a helper that uses the model
                 fdef = ctx.function_definition(n.func.value)

@@ -397,3 +397,31 @@ def test_an_aliased_torch_and_tensors_made_with_requires_grad_in_the_layer():
     assert run.agree("losses", "W", "b"), run.explain()
     assert not run.port.unsupported, run.port.unsupported
     assert "zip(net.parameters(), grads)" in run.port.code
+
+
+def test_a_layer_called_before_the_loop_over_the_others_is_inside_the_forward_pass():
+    """``emb = layers[0](Xb)`` before ``for layer in layers[1:]``: the embedding's weight is
+    read there, so the forward function starts there (left outside, its gradient would be
+    zeros and the embedding would not train, while the losses still agree for a while)."""
+    train = src("""
+        lossi = []
+        for i in range(6):
+            ix = torch.randint(0, Xtr.shape[0], (16,))
+            Xb, Yb = Xtr[ix], Ytr[ix]
+            emb = layers[0](Xb)
+            x = emb.view(emb.shape[0], -1)
+            for layer in layers[1:]:
+                x = layer(x)
+            loss = F.cross_entropy(x, Yb)
+            for p in parameters:
+                p.grad = None
+            loss.backward()
+            for p in parameters:
+                p.data += -0.1 * p.grad
+            lossi.append(loss.item())
+    """)
+    run = _run(LAYERS + DATA + PART3_MODEL.replace("Embedding(11, 4), Flatten(),", "Embedding(11, 4),") + train)
+    assert run.agree("lossi"), run.explain()
+    for a, b in zip(run.ms_ns["parameters"], run.torch_ns["parameters"]):
+        np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4, atol=1e-5)
+    assert "    emb = layers[0](Xb)\n" in run.port.code.split("def forward_fn")[1].split("grad_fn")[0]
