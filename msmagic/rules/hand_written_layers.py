@@ -195,7 +195,7 @@ def class_facts(ctx, cls: cst.ClassDef) -> Optional[frozenset]:
     """For a class with a ``parameters()`` method and no base class: the attributes it
     lists there when each is created in ``__init__`` from a tensor factory (or None), and
     assigned nowhere else; None for a class whose parameters the port cannot make
-    Parameters; no key in the result for other classes (:data:`NOT_A_LAYER`)."""
+    Parameters; :data:`NOT_A_LAYER` for any other class. Computed once per class."""
     memo = ctx.scratch("hand_written_layers").setdefault("classes", {})
     if id(cls) in memo:
         return memo[id(cls)]
