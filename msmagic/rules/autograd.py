@@ -30,7 +30,7 @@ import libcst as cst
 
 from msmagic.engine.build import STATEMENT_TYPES, descendants
 from msmagic.engine.build import code as _code
-from msmagic.engine.names import MARKER
+from msmagic.engine.names import MARKER, param_names
 from msmagic.engine.spec import (
     METHODS, TENSOR, api, handled_by_statement_rules, kind_matches, member, method, statement_hook,
 )
@@ -1082,9 +1082,7 @@ def _function_reads(ctx, name: str) -> Optional[tuple]:
         return memo[id(fdef)]
     found = None
     if not any(type(n) in (cst.Global, cst.Nonlocal) for n in descendants(fdef)):
-        params = {p.name.value for p in (*fdef.params.params, *fdef.params.kwonly_params,
-                                          *fdef.params.posonly_params)}
-        params |= {p.name.value for p in (fdef.params.star_arg, fdef.params.star_kwarg) if isinstance(p, cst.Param)}
+        params = param_names(fdef.params)
         bound, read = set(), set()
         for stmt in fdef.body.body if isinstance(fdef.body, cst.IndentedBlock) else ():
             b, r = _names(stmt)

@@ -117,7 +117,9 @@ register(
 #: the session memory key: class name -> frozenset of its Parameter attributes, or None
 #: for a class with a ``parameters()`` method the port could not make Parameters of
 _MEMORY = "hand_written_layers"
-_INPLACE = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/"}
+#: in-place operator -> (the binary operator, the name of PyTorch's method)
+_INPLACE = {cst.AddAssign: ("+", "add"), cst.SubtractAssign: ("-", "sub"), cst.MultiplyAssign: ("*", "mul"),
+            cst.DivideAssign: ("/", "div")}
 
 
 def _returned(method: cst.FunctionDef) -> Optional[cst.BaseExpression]:
@@ -349,7 +351,7 @@ def _inplace_update(ctx, original, updated):
             or not isinstance(updated.body[0], cst.AugAssign):
         return updated
     small = original.body[0]
-    op = _INPLACE.get(type(small.operator))
+    op, method = _INPLACE.get(type(small.operator), (None, None))
     target = small.target
     if op is None or not isinstance(target, cst.Attribute) or target.attr.value not in parameter_attributes(ctx):
         return updated
@@ -364,6 +366,6 @@ def _inplace_update(ctx, original, updated):
     assign = _code(ctx.ref("mindspore.ops.assign")).strip()
     new = updated.with_changes(body=[cst.Expr(build_expression(
         f"{assign}({new_target}, {new_target} {op} {value})"))])
-    ctx.edit("HWL002", new, node=original, api="Tensor.__i" + {"+": "add", "-": "sub", "*": "mul", "/": "div"}[op] + "__",
+    ctx.edit("HWL002", new, node=original, api=f"Tensor.__i{method}__",
              detail=f"{new_target} {op}= ... -> {assign}({new_target}, {new_target} {op} (...))")
     return new

@@ -1105,11 +1105,16 @@ def _update_loop(ctx, stmt, stmts) -> Optional[tuple]:
                 if ".grad" in rest or re.search(rf"(?<![\w.]){param}(?![\w])", rest):
                     return None
                 updates += 1
-            elif text in (f"{param}.grad.zero_()", f"{param}.grad.data.zero_()", f"{param}.grad=None"):
+            elif text in _zeroing(param):
                 zeroes += 1
             else:
                 return None
     return (module, param, zeroes > 0, form) if updates else None
+
+
+def _zeroing(param: str) -> tuple:
+    """The texts (spaces removed) of a statement resetting ``param``'s gradient."""
+    return (f"{param}.grad.zero_()", f"{param}.grad.data.zero_()", f"{param}.grad=None")
 
 
 def _zero_loop(stmt, it_text: str) -> bool:
@@ -1117,8 +1122,7 @@ def _zero_loop(stmt, it_text: str) -> bool:
     if not (isinstance(stmt, cst.For) and isinstance(stmt.target, cst.Name) and not stmt.orelse
             and isinstance(stmt.body, cst.IndentedBlock) and _code(stmt.iter).strip() == it_text):
         return False
-    param = stmt.target.value
-    zeroes = {f"{param}.grad.zero_()", f"{param}.grad.data.zero_()", f"{param}.grad=None"}
+    zeroes = _zeroing(stmt.target.value)
     return all(isinstance(line, cst.SimpleStatementLine)
                and all(_code(small).strip().replace(" ", "") in zeroes for small in line.body)
                for line in stmt.body.body)

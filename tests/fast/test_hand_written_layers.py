@@ -177,3 +177,12 @@ def test_a_function_whose_call_sites_disagree_on_the_list_is_flagged():
     assert "TRN004" in finding_ids(result)
     agreed = port(source.replace('train(model, {"w": 1}, 3)', "train(model, model.parameters(), 5)"))
     assert "grad_fn = mindspore.value_and_grad(forward_fn, None, params)" in agreed.code
+
+
+def test_a_row_of_a_tensor_made_in_an_earlier_cell():
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    port("import torch\nrows = torch.zeros(4, 3)\n", session=session)
+    code = port("for i in range(4):\n    rows[i] = net(x[[i]])\n", session=session).code
+    assert "rows[i] = without_leading_ones(net(x[[i]]), rows[i])" in code
