@@ -9,7 +9,8 @@ orders, so after one such step the weights differ by up to ``lr`` and every late
 compounds it, although both computed the same gradients to float32 rounding.
 
 So, when a name is bound to a PyTorch optimizer on one side and a MindSpore optimizer on
-the other, :class:`GradientLink` records, at each PyTorch ``optimizer.step()``, the
+the other, or the two are built in the same place of a statement (:func:`recorder`, then
+:func:`attach`), :class:`GradientLink` records, at each PyTorch ``optimizer.step()``, the
 gradient of every parameter. Each call of the MindSpore optimizer (``optimizer(grads)``)
 takes the next recorded step: the gradients MindSpore computed are compared with
 PyTorch's (a row when they differ beyond the tolerance: that is a porting error in the
@@ -25,7 +26,8 @@ from typing import Optional
 
 from msmagic.parity_check.compare import DIFFERS, MATCH, Row, is_cell, is_torch_module, to_numpy
 
-__all__ = ["GradientLink", "link_optimizer", "is_torch_optimizer", "is_ms_optimizer", "LINKS"]
+__all__ = ["GradientLink", "link_optimizer", "recorder", "attach", "unlinkable", "is_torch_optimizer",
+           "is_ms_optimizer", "LINKS"]
 
 #: recorded gradients a link keeps at most (bytes); later steps are not recorded and the
 #: MindSpore side takes them with its own gradients
@@ -86,8 +88,9 @@ class GradientLink:
     the index of the matching PyTorch parameter in the PyTorch optimizer's groups, or None.
     """
 
-    def __init__(self, name: str, torch_opt, ms_opt, pairs: list, rtol: float, atol: float):
+    def __init__(self, name: str, torch_opt, pairs: Optional[list], rtol: float, atol: float):
         self.name = name
+        #: None until a MindSpore optimizer is attached (:func:`attach`)
         self.pairs = pairs
         self.rtol, self.atol = rtol, atol
         self.pending: collections.deque = collections.deque()
@@ -110,6 +113,7 @@ class GradientLink:
         self.had_grad: set = set()  # indices of the PyTorch parameters that had a gradient
         self.first_unused: Optional[tuple[int, int]] = None  # (step number, parameters without gradient)
         self.torch_optimizer = weakref.ref(torch_opt)
+        self.held = None  # the optimizer itself, while a statement that built it runs
         self._handle = torch_opt.register_step_pre_hook(self._record)
 
     # PyTorch side ---------------------------------------------------------------------
@@ -144,7 +148,8 @@ class GradientLink:
         import mindspore
         import numpy as np
 
-        if not self.pending or not isinstance(grads, (tuple, list)) or len(grads) != len(self.pairs):
+        if (not self.pending or self.pairs is None or not isinstance(grads, (tuple, list))
+                or len(grads) != len(self.pairs)):
             self.missed += 1
             return grads
         recorded = self.pending.popleft()
@@ -240,6 +245,7 @@ class GradientLink:
         if bad is None:
             return None
         number, row = bad
+        row.name = f"{self.name}: gradients"  # the name the statement bound it to, if it has one now
         row.statement = statement
         row.status = DIFFERS
         row.note = (f"at optimizer step {number} ({row.note}): the gradients MindSpore computed differ from "
@@ -261,32 +267,74 @@ def _call_through_link(link: GradientLink, cls):
     return __call__
 
 
+def unlinkable(torch_opt) -> str:
+    """Why the steps of ``torch_opt`` cannot be followed ("" when they can)."""
+    if type(torch_opt).__name__ == "LBFGS":
+        return "LBFGS computes its gradients inside step()"
+    return ""
+
+
 def link_optimizer(name: str, torch_opt, ms_opt, tns: dict, mns: dict, params, rtol: float, atol: float):
     """Link a PyTorch optimizer to its MindSpore port: (link, "") or (None, why not).
+
+    An optimizer already linked to ``torch_opt`` (built in the same statement, see
+    :func:`recorder`) keeps its link and takes the name it is bound to.
+    """
+    problem = unlinkable(torch_opt)
+    if problem:
+        return None, problem
+    old = getattr(type(ms_opt), "_msmagic_link", None)
+    if old is not None:
+        if old.torch_optimizer() is torch_opt:
+            old.name = name
+            return old, ""
+        old.close()
+    link = GradientLink(name, torch_opt, None, rtol, atol)
+    LINKS.add(link)
+    problem = attach(link, ms_opt, tns, mns, params)
+    if problem:
+        link.close()
+        return None, problem
+    return link, ""
+
+
+def recorder(name: str, torch_opt, rtol: float, atol: float) -> Optional[GradientLink]:
+    """A link that records the steps of ``torch_opt`` (built while a statement runs) from
+    now on, for the MindSpore optimizer built in its place to :func:`attach` to later
+    (None when its steps cannot be followed)."""
+    if unlinkable(torch_opt):
+        return None
+    link = GradientLink(name, torch_opt, None, rtol, atol)
+    link.recording = True
+    # held until the statement ends: a function that builds and trains it may drop it
+    # before the MindSpore side builds its own
+    link.held = torch_opt
+    LINKS.add(link)
+    return link
+
+
+def attach(link: GradientLink, ms_opt, tns: dict, mns: dict, params) -> str:
+    """Make ``ms_opt`` step with the gradients ``link`` records: "" or why it cannot.
 
     Parameters are paired by name through the modules both namespaces bind (``params``
     is :func:`~msmagic.parity_check.sync.ms_name_for`'s), else by position when both
     optimizers hold the same number of parameters of the same sizes.
     """
-    if type(torch_opt).__name__ == "LBFGS":
-        return None, "LBFGS computes its gradients inside step()"
-    old = getattr(type(ms_opt), "_msmagic_link", None)
-    if old is not None:
-        if old.torch_optimizer() is torch_opt:
-            return old, ""
-        old.close()
+    torch_opt = link.torch_optimizer()
+    if torch_opt is None:
+        return "the PyTorch optimizer no longer exists"
     torch_params = [p for group in torch_opt.param_groups for p in group["params"]]
     ms_params = list(getattr(ms_opt, "parameters", ()) or ())
     if not ms_params:
-        return None, "the MindSpore optimizer lists no parameters"
+        return "the MindSpore optimizer lists no parameters"
     pairs = _pair_by_name(torch_params, ms_params, tns, mns, params)
     if pairs is None:
         if len(torch_params) != len(ms_params) or any(
             t.numel() != int(m.size) for t, m in zip(torch_params, ms_params)
         ):
-            return None, "its parameters could not be paired with PyTorch's"
+            return "its parameters could not be paired with PyTorch's"
         pairs = list(range(len(ms_params)))
-    link = GradientLink(name, torch_opt, ms_opt, pairs, rtol, atol)
+    link.pairs = pairs
     cls = type(ms_opt)
     base = cls.__mro__[1] if getattr(cls, "_msmagic_link", None) is not None else cls
     ms_opt.__class__ = type(base.__name__, (base,), {
@@ -295,8 +343,7 @@ def link_optimizer(name: str, torch_opt, ms_opt, tns: dict, mns: dict, params, r
         "__qualname__": base.__qualname__,
         "_msmagic_link": link,
     })
-    LINKS.add(link)
-    return link, ""
+    return ""
 
 
 def _pair_by_name(torch_params, ms_params, tns, mns, params) -> Optional[list]:

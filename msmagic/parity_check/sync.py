@@ -18,7 +18,9 @@
 * random draws made while a statement runs (inside a loop or a function) are recorded on
   the PyTorch side and replayed in order on the MindSpore side (:mod:`.draws`);
 * an optimizer's steps run on PyTorch's gradients after comparing them
-  (:mod:`.gradients`).
+  (:mod:`.gradients`); an optimizer built while a statement runs (a script's
+  ``if __name__ == "__main__":`` block, a function that builds and fits) is paired, as
+  loaders are, with the MindSpore optimizer built in its place: the k-th with the k-th.
 
 Parameter names come from the port: each ported statement carries, for every PyTorch
 layer it constructs, the parameter-name map of the layer's mapping entry
@@ -198,6 +200,9 @@ class Synchroniser:
         #: the DataLoaders the PyTorch side of the step being run built, in order: the
         #: link of each shuffled one, None for the others
         self._built: list = []
+        #: likewise the optimizers: the gradient link recording each one's steps (None for
+        #: one whose steps cannot be followed)
+        self._recorders: list = []
         #: Python's and NumPy's random state, the same at the start of each side
         self.host_random = HostRandom(self.state.generators)
         #: modules a statement builds and calls before it ends (a script's
@@ -217,6 +222,9 @@ class Synchroniser:
                 # the shuffled loaders it builds are linked, for the MindSpore side to follow
                 self._built = []
                 stack.enter_context(_on_build(_torch_loader_class(), self._torch_loader_built))
+                # so do the optimizers it builds, for the MindSpore optimizer built in their place
+                self._recorders = []
+                stack.enter_context(_on_build(_torch_optimizer_class(), self._torch_optimizer_built))
             stack.enter_context(self.state.files.torch_side(self.run.written["torch"], step.index, tns))
             yield
 
@@ -235,6 +243,9 @@ class Synchroniser:
                 built = iter(list(self._built))
                 stack.enter_context(_on_build(_ms_loader_class(),
                                               lambda loader: self._ms_loader_built(loader, built)))
+                recorders = iter(list(self._recorders))
+                for cls in _optimizer_classes():
+                    stack.enter_context(_on_build(cls, lambda opt: self._ms_optimizer_built(opt, recorders, mns)))
             files = self.state.files
             written = self.run.written["mindspore"]
             stack.enter_context(files.ms_side(written) if self.files_apart else files.recorded(written))
@@ -256,6 +267,27 @@ class Synchroniser:
         if link is not None and follow_order(loader, link):
             self.notes.append("a DataLoader built while the cell ran: its MindSpore port cannot follow "
                               "PyTorch's shuffle order; its batches come in another order")
+
+    def _torch_optimizer_built(self, optimizer) -> None:
+        """A PyTorch optimizer built while a step runs (a script's ``if __name__ ==
+        "__main__":`` block builds the model, its optimizer and trains them): its steps'
+        gradients are recorded from now on, before any name holds it."""
+        self._recorders.append(gradients.recorder("an optimizer built while the cell ran", optimizer,
+                                                  self.rtol, self.atol))
+
+    def _ms_optimizer_built(self, optimizer, recorders, mns: dict) -> None:
+        """The MindSpore optimizer built in the place of the next PyTorch one steps with its
+        gradients (the k-th built follows the k-th, as loaders do)."""
+        if getattr(type(optimizer), "_msmagic_link", None) is not None:
+            return  # its build called the hook once already
+        link = next(recorders, None)
+        if link is None:
+            return
+        problem = gradients.attach(link, optimizer, self.run.torch_ns, mns, self.params)
+        if problem:
+            link.close()
+            self.notes.append(f"an optimizer built while the cell ran: the MindSpore optimizer steps with its own "
+                              f"gradients ({problem})")
 
     def ms_name(self, tmod, torch_name: str) -> str:
         return ms_name_for(tmod, torch_name, self.params)
@@ -317,7 +349,18 @@ class Synchroniser:
         if not self.enabled:
             return []
         run = self.run
+        for n in step.bound:  # an optimizer the statement built and bound takes its name
+            link = getattr(type(mns.get(n)), "_msmagic_link", None)
+            if link is not None and link in self._recorders and link.torch_optimizer() is tns.get(n):
+                link.name = n
         failed = [row for link in list(gradients.LINKS) if (row := link.report(run, step.index))]
+        for link in self._recorders:
+            if link is None:
+                continue
+            link.held = None
+            if link.pairs is None:  # no MindSpore optimizer was built in its place
+                link.close()
+        self._recorders = []
         inits = any(initialiser(api) for api in random_apis(step.tags))
         if inits:
             self._initialisers(step, tns)
@@ -328,7 +371,16 @@ class Synchroniser:
             if n in tns and n in mns and self._module_list(n, tns[n], mns[n]):
                 continue
             if n in tns and n in mns and is_torch_module(tns[n]) and is_cell(mns[n]):
-                if self.modules.get(n) != id(tns[n]):
+                if self.modules.get(n) != id(tns[n]) and self.first_calls.gave(tns[n]):
+                    # built and called in the statement: its Cell took PyTorch's weights
+                    # before the first call, so what the statement did with it (trained
+                    # it) is compared, not copied over
+                    self.modules[n] = id(tns[n])
+                    self.copied_versions[n] = None
+                    run.synchronised.append(n)
+                    run.sync_reasons[n] = ("parameters and buffers copied as initialised, before the "
+                                           "statement first called it; compared after it")
+                elif self.modules.get(n) != id(tns[n]):
                     sync_module(tns[n], mns[n], self.params)
                     self.modules[n] = id(tns[n])
                     self.copied_versions[n] = tensor_versions(tns[n])
@@ -501,6 +553,12 @@ class FirstCalls:
         self.states: list = []  # (torch module, {name: array}) in first-call order
         self.synced = 0
         self.seen: dict = {}
+        #: the PyTorch modules whose weights a Cell took while the last statement ran
+        self.given: list = []
+
+    def gave(self, module) -> bool:
+        """Did a Cell take ``module``'s weights at its first call in the last statement?"""
+        return any(m is module for m in self.given)
 
     @staticmethod
     def _add(seen: dict, modules) -> None:
@@ -519,9 +577,12 @@ class FirstCalls:
     @classmethod
     def _held(cls, ns: dict) -> dict:
         held: dict = {}
-        for v in ns.values():
-            if is_torch_module(v) or is_cell(v):
-                cls._add(held, [v, *(v.modules() if is_torch_module(v) else (c for _, c in v.cells_and_names()))])
+        for value in ns.values():
+            # a module, or one in a list, tuple or dict (``nets = [Net(False), Net(True)]``)
+            inner = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+            for v in (value, *inner):
+                if is_torch_module(v) or is_cell(v):
+                    cls._add(held, [v, *(v.modules() if is_torch_module(v) else (c for _, c in v.cells_and_names()))])
         return held
 
     @contextlib.contextmanager
@@ -529,6 +590,7 @@ class FirstCalls:
         import torch
 
         self.states = []
+        self.given = []
         self.seen = self._held(tns)
 
         def first(module):
@@ -565,6 +627,7 @@ class FirstCalls:
                     continue
                 put_values(p, mindspore.Tensor(arr.reshape(p.shape), dtype=p.dtype), in_forward=True)
             self.synced += 1
+            self.given.append(tmod)
 
         try:
             with _top_level_calls(mindspore.nn.Cell, first):
@@ -601,6 +664,12 @@ def _takes_weights(cell, optimizers: tuple) -> bool:
     and is no optimizer (a MindSpore optimizer is a Cell, called with the gradients, and
     holds the model's parameters; PyTorch's is no module)."""
     return not isinstance(cell, optimizers) and any(True for _ in cell.get_parameters())
+
+
+def _torch_optimizer_class():
+    import torch
+
+    return torch.optim.Optimizer
 
 
 def _optimizer_classes() -> tuple:

@@ -1794,7 +1794,8 @@ def _training_step(ctx, original, updated):
     _forget(ctx, [stmts[i] for i in p.index])  # their own edits/findings: the statements are replaced
     for seg, _, opt in built:
         if opt:
-            _skipped_layers_stepped(ctx, seg.calls[next(i for i, r in seg.index.items() if r == "step")])
+            _skipped_layers_stepped(ctx, seg.calls[next(i for i, r in seg.index.items() if r == "step")],
+                                    [stmts[i] for i in seg.forward])
     owner_of, firsts = {}, {}
     for seg, step, opt in built:
         for i in [*seg.index, *seg.forward]:
@@ -1946,21 +1947,40 @@ def _conditional_layers(forward: cst.FunctionDef) -> list:
     return found
 
 
-def _skipped_layers_stepped(ctx, step_call) -> None:
+def _skipped_layers_stepped(ctx, step_call, forward_statements=()) -> None:
     """TRN008: flag ``optimizer.step()`` when the optimizer moves parameters whose gradient
-    is zero and the model's forward pass may skip a layer with parameters."""
+    is zero and the model's forward pass may skip a layer with parameters. An optimizer
+    whose construction the port cannot see (a function's parameter, one a helper builds)
+    may be such an optimizer: the models the forward statements call are checked, and the
+    finding says what it depends on."""
     recv = step_call.func.value if isinstance(step_call.func, cst.Attribute) else None
-    made = ctx.assigned_call(recv.value) if isinstance(recv, cst.Name) else None
-    if made is None or not made.args or not _moves_on_zero(ctx, made):
+    if not isinstance(recv, cst.Name):
         return
-    model = _parameters_of(made.args[0].value)
-    kind = ctx.kind_of(cst.Name(model)) if model is not None else None
-    if kind is None or kind.base != "module" or not kind.detail or "." in kind.detail:
-        return  # not a user Module class (a torch layer or Sequential calls all its layers)
+    made = ctx.assigned_call(recv.value)
+    if made is not None and (ctx.resolve(made.func) or "").startswith("torch.optim."):
+        if not made.args or not _moves_on_zero(ctx, made):
+            return
+        models, unsure = [_parameters_of(made.args[0].value)], False
+    elif (ctx.kind_of(recv) or "").startswith("optimizer"):
+        models = [c.func.value for st in forward_statements for c in descendants(st)
+                  if type(c) is cst.Call and type(c.func) is cst.Name]
+        models, unsure = list(dict.fromkeys(models)), True
+    else:
+        return
+    for model in models:
+        kind = ctx.kind_of(cst.Name(model)) if model is not None else None
+        if kind is None or kind.base != "module" or not kind.detail or "." in kind.detail:
+            continue  # not a user Module class (a torch layer or Sequential calls all its layers)
+        if _flag_skipped_layers(ctx, step_call, recv, kind, unsure):
+            return
+
+
+def _flag_skipped_layers(ctx, step_call, recv, kind, unsure: bool) -> bool:
+    """TRN008 for one model of user class ``kind.detail``: True when it was flagged."""
     forward = ctx.method_definition(kind.detail, "forward")
     init = ctx.method_definition(kind.detail, "__init__")
     if forward is None:
-        return
+        return False
     made_by = {}
     for stmt in (init.body.body if init is not None and isinstance(init.body, cst.IndentedBlock) else ()):
         for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
@@ -1970,15 +1990,19 @@ def _skipped_layers_stepped(ctx, step_call) -> None:
                     made_by[t.attr.value] = (ctx.resolve(small.value.func) or "").rsplit(".", 1)[-1]
     layers = [a for a in _conditional_layers(forward) if made_by.get(a) not in _NO_PARAMETERS]
     if not layers:
-        return
+        return False
     opt = _code(recv).strip()
     which = ", ".join(f"self.{a}" for a in layers)
-    ctx.finding("TRN008", f"{kind.detail}.forward may skip {which} (called under a condition or in a loop "
-                f"that can run zero times): PyTorch's {opt}.step() leaves a parameter without a gradient "
-                f"as it is, while MindSpore's optimizer gets a zero gradient for it and, with momentum, "
-                f"moments or weight decay, still moves it; the trained weights can differ",
-                node=step_call, api="optimizer.step()",
+    reason = (f"{kind.detail}.forward may skip {which} (called under a condition or in a loop "
+              f"that can run zero times): PyTorch's {opt}.step() leaves a parameter without a gradient "
+              f"as it is, while MindSpore's optimizer gets a zero gradient for it and, with momentum, "
+              f"moments or weight decay, still moves it; the trained weights can differ")
+    if unsure:
+        reason += (f" (where {opt} was built is not known here: this holds if it is Adam or its family, or "
+                   "has momentum or weight decay)")
+    ctx.finding("TRN008", reason, node=step_call, api="optimizer.step()",
                 comment=f"{which} may be skipped; PyTorch does not step them then, MindSpore does")
+    return True
 
 
 def _owners(ctx, original) -> list:
