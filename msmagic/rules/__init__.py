@@ -23,7 +23,7 @@ ORDER = (
     "GRD001", "GRD002", "GRD003", "GRD004", "GRD005", "GRD006", "GRD007",
     # hand-written layers: after autograd (whose statement hooks may replace a line
     # first), before the training step that differentiates their Parameters
-    "HWL001", "HWL002",
+    "HWL001", "HWL002", "HWL003",
     # axes
     "AXS001", "AXS002", "AXS003", "AXS004", "AXS005", "AXS006",
     # batchnorm

@@ -8,8 +8,10 @@ live (``value_and_grad(fn, None, weights)``); a plain tensor read through an obj
 attribute gets a gradient of zeros, silently. So the tensors such a class lists in
 ``parameters()`` are created as ``mindspore.Parameter`` (HWL001), an in-place update of
 one of them keeps the Parameter (HWL002), and the training rules (TRN001) then compute
-the gradients of the list the notebook trains. What the port knows about each class is
-kept for later cells (:func:`layer_classes`)."""
+the gradients of the list the notebook trains; a plain tensor that list also holds
+(``[C] + [p for layer in layers ...]``) is made a Parameter where the list is built
+(HWL003). What the port knows about each class is kept for later cells
+(:func:`layer_classes`)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import libcst as cst
 
 from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
+from msmagic.engine.kinds import TENSOR
 from msmagic.engine.spec import statement_hook
 from msmagic.rules.registry import register
 
@@ -114,9 +117,52 @@ register(
     """,
 )
 
+register(
+    "HWL003",
+    "A tensor listed beside hand-written layers' parameters becomes a Parameter",
+    group=GROUP,
+    why="""
+        makemore's batch-norm lesson keeps the embedding table outside the layers:
+        ``parameters = [C] + [p for layer in layers for p in layer.parameters()]``, and its
+        forward pass starts with ``emb = C[Xb]``. The layers' tensors are Parameters
+        (HWL001), and MindSpore differentiates the training step with respect to the
+        Parameters in that list; ``C`` is a plain tensor, and a plain tensor among
+        ``value_and_grad``'s weights gets a gradient of zeros, without an error (checked on
+        MindSpore 2.10): the table would never train. So, where such a list is built, each
+        plain tensor it names is made a Parameter first (``C = mindspore.Parameter(C)``,
+        same values; a Parameter computes like a tensor), and the statements that read it
+        belong to the forward pass. The port does this only for a list made of the
+        ``parameters()`` of hand-written layers and lists of names that hold tensors.
+    """,
+    seed=f"{SEED} (a function is differentiated with respect to Parameters)",
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.requires_grad_)",
+    example="""
+        import torch
+
+        class Linear:
+            def __init__(self, fan_in, fan_out):
+                self.weight = torch.randn((fan_in, fan_out)) / fan_in**0.5
+
+            def __call__(self, x):
+                return x @ self.weight
+
+            def parameters(self):
+                return [self.weight]
+
+        torch.manual_seed(0)
+        C = torch.randn((5, 2))
+        layers = [Linear(2, 3)]
+        parameters = [C] + [p for layer in layers for p in layer.parameters()]
+        y = layers[0](C[torch.tensor([1, 3])])
+        total = sum(p.sum() for p in parameters)
+    """,
+)
+
 #: the session memory key: class name -> frozenset of its Parameter attributes, or None
 #: for a class with a ``parameters()`` method the port could not make Parameters of
 _MEMORY = "hand_written_layers"
+#: the session memory key of :func:`mixed_lists`
+_LISTS = "hand_written_lists"
 #: in-place operator -> (the binary operator, the name of PyTorch's method)
 _INPLACE = {cst.AddAssign: ("+", "add"), cst.SubtractAssign: ("-", "sub"), cst.MultiplyAssign: ("*", "mul"),
             cst.DivideAssign: ("/", "div")}
@@ -368,4 +414,63 @@ def _inplace_update(ctx, original, updated):
         f"{assign}({new_target}, {new_target} {op} {value})"))])
     ctx.edit("HWL002", new, node=original, api=f"Tensor.__i{method}__",
              detail=f"{new_target} {op}= ... -> {assign}({new_target}, {new_target} {op} (...))")
+    return new
+
+
+def mixed_lists(ctx) -> dict:
+    """The lists HWL003 found in this session so far: the name bound at the top level to a
+    list of hand-written layers' parameters and tensors -> the names of those tensors (made
+    Parameters)."""
+    return ctx.session_memory(_LISTS)
+
+
+def listed_tensors(ctx, value) -> Optional[list]:
+    """``[C] + [p for layer in layers for p in layer.parameters()]``: the names of the
+    tensors a list of hand-written layers' parameters also holds; None for another form,
+    or for no such name."""
+    parts: list = []
+
+    def flatten(node) -> None:
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            flatten(node.left)
+            flatten(node.right)
+        else:
+            parts.append(node)
+
+    flatten(value)
+    if not any(delegates_to_parameters(p) for p in parts):
+        return None
+    names: list = []
+    for part in parts:
+        if delegates_to_parameters(part):
+            continue
+        if not isinstance(part, cst.List):
+            return None
+        for e in part.elements:
+            kind = ctx.kind_of(e.value) if isinstance(e, cst.Element) and isinstance(e.value, cst.Name) else None
+            if kind is None or kind.base != TENSOR:
+                return None
+            names.append(e.value.value)
+    return names or None
+
+
+@statement_hook("HWL003", cst.SimpleStatementLine)
+def _listed_tensor(ctx, original, updated):
+    if len(original.body) != 1 or not isinstance(original.body[0], cst.Assign) \
+            or len(original.body[0].targets) != 1 or ctx.classes:
+        return updated
+    target = original.body[0].targets[0].target
+    names = listed_tensors(ctx, original.body[0].value) if trains_parameters(ctx) else None
+    if not names:
+        if isinstance(target, cst.Name) and not ctx.functions:
+            mixed_lists(ctx).pop(target.value, None)  # the name holds something else now
+        return updated
+    parameter = _code(ctx.ref("mindspore.Parameter")).strip()
+    made = [cst.parse_statement(f"{n} = {parameter}({n})\n") for n in dict.fromkeys(names)]
+    made[0] = made[0].with_changes(leading_lines=updated.leading_lines)
+    new = cst.FlattenSentinel([*made, updated.with_changes(leading_lines=())])
+    if isinstance(target, cst.Name) and not ctx.functions:
+        mixed_lists(ctx)[target.value] = tuple(dict.fromkeys(names))
+    ctx.edit("HWL003", new, node=original, api="torch.Tensor",
+             detail=f"{', '.join(dict.fromkeys(names))} (listed with the layers' parameters) -> mindspore.Parameter")
     return new

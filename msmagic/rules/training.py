@@ -37,7 +37,9 @@ from msmagic.rules.autograd import (
     rederive, seq_of,
     slice_reads,
 )
-from msmagic.rules.hand_written_layers import delegates_to_parameters, layer_classes, trains_parameters
+from msmagic.rules.hand_written_layers import (
+    delegates_to_parameters, layer_classes, listed_tensors, mixed_lists, trains_parameters,
+)
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -964,6 +966,13 @@ def _loop_forward(ctx, stmts, p, found: list) -> list:
     if not found:
         return found
     sources = _sources(ctx, p)
+    # a tensor a list of hand-written layers' parameters holds (HWL003: ``emb = C[Xb]``),
+    # in this cell or an earlier one
+    for s in stmts:
+        if type(s) is cst.For and type(s.iter) is cst.Name and (value := ctx.assigned_value(s.iter.value)) is not None:
+            sources.update(listed_tensors(ctx, value) or ())
+    for names in mixed_lists(ctx).values():
+        sources.update(names)
     classes = {s.name.value for s in ctx.blocks[0][0] if isinstance(s, cst.ClassDef)} if ctx.blocks else set()
 
     def reads_model(stmt) -> bool:
@@ -1056,16 +1065,20 @@ def _parameter_list(ctx, name: str, stmts) -> bool:
     Parameters, or a list a function receives to train a hand-written layer that
     ``stmts`` (the step) call?"""
     value = ctx.assigned_value(name)
+    if value is None and name in mixed_lists(ctx) and not ctx.functions:
+        return trains_parameters(ctx)  # ``[C] + [p for layer in layers ...]`` of an earlier cell
     if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
             and value.func.attr.value == "parameters" and isinstance(value.func.value, cst.Name):
         return _hand_written(ctx, cst.Name(value.func.value.value))
     if value is not None:
-        return trains_parameters(ctx) and delegates_to_parameters(value)
+        return trains_parameters(ctx) and (delegates_to_parameters(value) or listed_tensors(ctx, value) is not None)
     kind = ctx.kind_of(cst.Name(name))
     if not (ctx.functions and name in param_names(ctx.functions[-1].params) and kind is not None
             and kind.base == "list" and trains_parameters(ctx)):
         return False
-    return any(type(n) is cst.Call and type(n.func) is cst.Name and _hand_written(ctx, n.func)
+    return any((type(n) is cst.Call and type(n.func) is cst.Name and _hand_written(ctx, n.func))
+               or (type(n) is cst.Name and (k := ctx.kind_of(n)) is not None and k.base == "list"
+                   and _holds_layers(ctx, k))
                for s in stmts for n in descendants(s))
 
 

@@ -2,7 +2,7 @@
 what the port writes for makemore-style classes with a ``parameters()`` method, their
 manual training loop, and a tensor assigned into an indexed slot."""
 
-from tests.fast.codemod import assert_ports, finding_ids, port
+from tests.fast.codemod import assert_ports, dedent, edit_ids, finding_ids, port
 
 LINEAR = """
     import torch
@@ -186,3 +186,49 @@ def test_a_row_of_a_tensor_made_in_an_earlier_cell():
     port("import torch\nrows = torch.zeros(4, 3)\n", session=session)
     code = port("for i in range(4):\n    rows[i] = net(x[[i]])\n", session=session).code
     assert "rows[i] = without_leading_ones(net(x[[i]]), rows[i])" in code
+
+
+TRAIN_MIXED = """
+for i in range(3):
+    emb = C[idx]
+    x = emb
+    for layer in layers:
+        x = layer(x)
+    loss = x.sum()
+    for p in parameters:
+        p.grad = None
+    loss.backward()
+    for p in parameters:
+        p.data += -0.1 * p.grad
+"""
+
+
+def test_a_tensor_listed_with_the_layers_parameters_becomes_a_parameter():
+    """HWL003: ``[C] + [p for layer in layers ...]``: C is made a Parameter where the list
+    is built, and the forward function starts at ``emb = C[idx]``."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    made = port(dedent(LINEAR) + "C = torch.randn((5, 2))\nidx = torch.tensor([1, 3])\nlayers = [Linear(2, 3)]\n"
+                "parameters = [C] + [p for layer in layers for p in layer.parameters()]\n", session=session)
+    assert "C = mindspore.Parameter(C)\nparameters = [C] + [p for layer in layers" in made.code
+    assert "HWL003" in edit_ids(made)
+    trained = port(TRAIN_MIXED, session=session)
+    assert "def forward_fn():\n    emb = C[idx]" in trained.code, trained.code
+    assert "value_and_grad(forward_fn, None, parameters" in trained.code
+    assert not {i for i in finding_ids(trained) if i.startswith(("TRN", "GRD"))}
+    assert port(made.code).code == made.code  # porting again changes nothing
+
+
+def test_a_list_rebound_in_a_later_cell_is_no_longer_trained_as_parameters():
+    """``parameters`` held ``[C] + [layers' parameters]`` in one cell and plain tensors
+    from the next: the training step of a third cell is not differentiated over it as
+    Parameters (that would give zeros silently)."""
+    from msmagic.engine.session import PortSession
+
+    session = PortSession()
+    port(dedent(LINEAR) + "C = torch.randn((5, 2))\nlayers = [Linear(2, 3)]\n"
+         "parameters = [C] + [p for layer in layers for p in layer.parameters()]\n", session=session)
+    port("W = torch.randn((2, 3))\nparameters = [C, W]\n", session=session)
+    second = port(TRAIN_MIXED, session=session)
+    assert "value_and_grad(forward_fn, None, parameters" not in second.code

@@ -7,6 +7,8 @@ agree, wherever the code puts the pieces: one cell, later cells under ``%%ms_par
 a function receiving the model and the list, the list built by ``model.parameters()``
 or by a comprehension over the layers."""
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -425,3 +427,83 @@ def test_a_layer_called_before_the_loop_over_the_others_is_inside_the_forward_pa
     for a, b in zip(run.ms_ns["parameters"], run.torch_ns["parameters"]):
         np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-4, atol=1e-5)
     assert "    emb = layers[0](Xb)\n" in run.port.code.split("def forward_fn")[1].split("grad_fn")[0]
+
+
+PART3_TABLE = src("""
+    torch.manual_seed(42)
+    C = torch.randn((11, 4))
+""")
+
+PART3_LAYERS = src("""
+    layers = [
+        Flatten(),
+        Linear(12, 16, bias=False), BatchNorm1d(16), Relu(),
+        Linear(16, 11),
+    ]
+    with torch.no_grad():
+        layers[-1].weight *= 0.1
+    parameters = [C] + [p for layer in layers for p in layer.parameters()]
+    for p in parameters:
+        p.requires_grad = True
+""")
+
+PART3_TRAIN = src("""
+    lossi = []
+    for i in range(6):
+        ix = torch.randint(0, Xtr.shape[0], (16,))
+        Xb, Yb = Xtr[ix], Ytr[ix]
+        emb = C[Xb]
+        x = emb.view(emb.shape[0], -1)
+        for layer in layers:
+            x = layer(x)
+        loss = F.cross_entropy(x, Yb)
+        for p in parameters:
+            p.grad = None
+        loss.backward()
+        lr = 0.1 if i < 4 else 0.01
+        for p in parameters:
+            p.data += -lr * p.grad
+        lossi.append(loss.item())
+""")
+
+
+def _table_trained_alike(torch_ns, ms_ns):
+    want = [to_numpy(p) for p in torch_ns["parameters"]]
+    got = [to_numpy(p) for p in ms_ns["parameters"]]
+    assert len(got) == len(want) == 6
+    for k, (a, b) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=f"parameter {k}")
+    # the embedding table trained (a plain tensor among the weights would get zeros)
+    assert np.abs(to_numpy(ms_ns["C"]) - to_numpy(ms_ns["C0"])).max() > 1e-3
+
+
+def test_part3_an_embedding_table_listed_beside_the_layers_parameters_trains():
+    """makemore part 3: ``parameters = [C] + [p for layer in layers for p in
+    layer.parameters()]`` with ``emb = C[Xb]`` first in the forward pass. C becomes a
+    Parameter where the list is built (HWL003) and the forward function starts at it:
+    before, the step was flagged and the port failed at ``loss.backward()``."""
+    run = _run(LAYERS + DATA + PART3_TABLE + "C0 = C.clone()\n" + PART3_LAYERS + PART3_TRAIN)
+    assert run.agree("lossi"), run.explain()
+    _table_trained_alike(run.torch_ns, run.ms_ns)
+    assert "C = mindspore.Parameter(C)" in run.port.code
+
+
+def test_part3_table_layers_and_training_in_three_cells(parity_shell):
+    """The table made in one cell, the layers and the list in the next, training in a
+    third, each under ``%%ms_parity``."""
+    reports, _ = parity_cells(parity_shell, [LAYERS + DATA + PART3_TABLE + "C0 = C.clone()\n", PART3_LAYERS,
+                                             PART3_TRAIN])
+    ns, shadow = parity_shell.user_ns, msmagic.shadow_namespace()
+    assert reports[2].row("lossi").status == "match" and len(shadow["lossi"]) == 6
+    _table_trained_alike(ns, shadow)
+    assert not [f for r in reports for f in r.port.unsupported if f.rule_id.startswith(("TRN", "GRD", "HWL"))]
+
+
+def test_a_list_of_a_tensor_and_layers_trained_in_a_function():
+    """The training step in a function that receives the list and reads the table."""
+    train = ("def fit(params, steps):\n" + textwrap.indent(PART3_TRAIN.replace("parameters", "params")
+                                                            .replace("range(6)", "range(steps)"), "    ")
+             + "    return lossi\nlossi = fit(parameters, 6)\n")
+    run = _run(LAYERS + DATA + PART3_TABLE + "C0 = C.clone()\n" + PART3_LAYERS + train)
+    assert run.agree("lossi"), run.explain()
+    _table_trained_alike(run.torch_ns, run.ms_ns)
