@@ -576,6 +576,16 @@ def _names(node, ctx) -> list[str]:
 
 
 def _reads_in_order(stmt) -> list[str]:
+    """The names a statement reads, in order; in a branch of a plain ``if``
+    (:func:`_is_plain_if`) only those it reads before binding them there."""
+    if isinstance(stmt, cst.If):
+        out = _names(stmt.test, ast.Load)
+        for body in _branches(stmt):
+            bound: set = set()
+            for s in body or ():
+                out += [n for n in _reads_in_order(s) if n not in bound]
+                bound |= set(_names(s, ast.Store))
+        return out
     tree = ast.parse(_code(stmt).strip() + "\n")
     return [n.id for n in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
                                  key=lambda n: (n.lineno, n.col_offset))]
@@ -865,6 +875,45 @@ def _is_plain_loop(stmt) -> bool:
     forward pass over a list of layers), which moves into the forward function whole."""
     return (isinstance(stmt, cst.For) and stmt.asynchronous is None and not stmt.orelse
             and isinstance(stmt.body, cst.IndentedBlock) and all(_is_plain(s) for s in stmt.body.body))
+
+
+def _branches(stmt: cst.If) -> list:
+    """The statements of each branch of an ``if``/``elif``/``else`` chain (None for a
+    missing ``else``)."""
+    out: list = []
+    node = stmt
+    while isinstance(node, cst.If):
+        out.append(node.body.body if isinstance(node.body, cst.IndentedBlock) else None)
+        node = node.orelse
+        if isinstance(node, cst.Else):
+            out.append(node.body.body if isinstance(node.body, cst.IndentedBlock) else None)
+            break
+        if node is None:
+            out.append(None)
+    return out
+
+
+def _is_plain_if(stmt) -> bool:
+    """``if args.model == 'Transformer': output = model(data) else: hidden = ...; output,
+    hidden = model(data, hidden)``: branches of plain assignments (PyTorch's word-language-
+    model example picks its forward pass by the model's kind), which move into the forward
+    function whole. Only when every name a branch binds is bound by every branch or read
+    by the statement: the forward function then takes it as an argument and returns it
+    unchanged where a branch leaves it alone (never unbound)."""
+    if not isinstance(stmt, cst.If):
+        return False
+    branches = _branches(stmt)
+    binds = []
+    for body in branches:
+        if body is None:
+            binds.append(set())
+            continue
+        if not all(_is_plain(s) for s in body):
+            return False
+        binds.append({n for s in body for n in _names(s, ast.Store)})
+    every, some = set.intersection(*binds), set.union(*binds)
+    reads = set(_reads_in_order(stmt))
+    return all(n in every or n in reads for n in some)
 
 
 def _loop_targets(stmt) -> set:
@@ -1183,6 +1232,9 @@ def _manual(ctx, stmts, p, first_back, last_back) -> Optional[_Manual]:
             if _callee(c) != module or first_back < i < found.index or c.args:
                 return None
             found.zeroed = True
+        elif r == "clip" and last_back < i < found.index and found.form == "trainable_params" \
+                and p.calls[i].args and _code(p.calls[i].args[0].value).strip() == f"{module}.parameters()":
+            continue  # the gradients are clipped before the update (word_language_model)
         elif r in ("clip", "step"):
             return None
     return found if found.zeroed else None
@@ -1290,7 +1342,7 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     found = _slice(ctx, stmts, p, last_back)
     forward = _interleaved(ctx, stmts, p, _top_forward(ctx, stmts, found) if top else
                            _loop_forward(ctx, stmts, p, found), last_back)
-    compound = not all(_is_plain(stmts[i]) or _is_plain_loop(stmts[i]) for i in forward)
+    compound = not all(_is_plain(stmts[i]) or _is_plain_loop(stmts[i]) or _is_plain_if(stmts[i]) for i in forward)
     fbound, fread = set(), set()
     for i in forward:
         bound, read = _bound_read(ctx, stmts[i])

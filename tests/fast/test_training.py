@@ -3,7 +3,7 @@
 import pytest
 
 import msmagic
-from tests.fast.codemod import assert_ports, dedent, port
+from tests.fast.codemod import assert_ports, dedent, finding_ids, port
 
 
 def test_sgd_loop_with_aux_prediction():
@@ -1053,3 +1053,45 @@ def test_grad_read_in_a_later_cell_after_a_backward_left_as_pytorch_is_flagged()
     assert not again.unsupported, again.unsupported
     after = msmagic.port(dedent("g3 = w2.grad\n"), session=session)
     assert not after.unsupported, after.unsupported
+
+
+BRANCHED = """
+import torch
+import torch.nn as nn
+model = nn.Linear(4, 4)
+criterion = nn.MSELoss()
+def train(data, target, lr, kind):
+    state = torch.zeros(2, 4)
+    for i in range(3):
+        model.zero_grad()
+        BRANCH
+        loss = criterion(output, target)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        for p in model.parameters():
+            p.data.add_(p.grad, alpha=-lr)
+"""
+
+
+def test_a_forward_pass_chosen_by_an_if_moves_into_the_forward_function():
+    """word_language_model: ``if kind == ...: output = model(data) else: state = ...;
+    output = model(data + state)``; the state the else branch rebinds is an argument and
+    an output of the forward function, the output each branch binds an output only; the
+    gradients are clipped before the manual update."""
+    branch = ("if kind == 'plain':\n            output = model(data)\n        else:\n"
+              "            state = state * 0.5\n            output = model(data + state)")
+    result = port(BRANCHED.replace("BRANCH", branch))
+    assert not finding_ids(result), result.unsupported
+    assert "    def forward_fn(state):\n        if kind == 'plain':" in result.code, result.code
+    assert "return loss, output, state" in result.code
+    assert "grads = mindspore.ops.clip_by_global_norm(grads, 0.5)" in result.code
+    assert "mindspore.ops.assign(p, p + ((-lr) * (p_grad)))" in result.code
+
+
+def test_a_branch_binding_a_name_the_others_leave_unbound_stays_flagged():
+    """``if kind == 'noisy': extra = ...`` binds a name no other branch binds and the
+    statement does not read: returned from the forward function it could be unbound."""
+    branch = ("output = model(data)\n        if kind == 'noisy':\n            extra = output * 2\n"
+              "            output = extra")
+    result = port(BRANCHED.replace("BRANCH", branch))
+    assert "TRN004" in finding_ids(result)
