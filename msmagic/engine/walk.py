@@ -575,8 +575,10 @@ class Walker(KindScope, cst.CSTTransformer):
         return self._qualified_ref(original, updated, qual)
 
     def _qualified_ref(self, original, updated, qual: str):
-        """A torch object used as a value (not called): ``torch.float32``, ``nn.Module``."""
-        if qual in S.MODULES:
+        """A torch object used as a value (not called): ``torch.float32``, ``nn.Module``; a
+        module with no counterpart whose use as a value a rule handles (``torch.backends``
+        probed by ``hasattr``) goes to that rule's entry."""
+        if qual in S.MODULES and (S.MODULES[qual] is not None or qual not in S.APIS):
             target = S.MODULES[qual]
             if target is None:
                 return self.unmapped(original, updated, qual, call=False)

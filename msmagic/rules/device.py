@@ -6,7 +6,9 @@ import re
 
 import libcst as cst
 
-from msmagic.engine.spec import api, member, method
+from msmagic.engine.build import code as _code
+from msmagic.engine.build import descendants
+from msmagic.engine.spec import api, member, method, statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "Devices"
@@ -352,7 +354,11 @@ register(
         GPUs, which is the count the ported code can actually use.
         ``torch.backends.mps.is_available()`` and ``is_built()`` (Apple's Metal backend)
         become ``False``: MindSpore has no MPS target, so a branch choosing ``"mps"`` can
-        never be taken by the port. Recent PyTorch asks ``torch.accelerator`` instead:
+        never be taken by the port. PyTorch's examples first probe for the backend module,
+        ``hasattr(torch.backends, "mps")``: that asks PyTorch itself (whether it has such a
+        module, which PyTorch 2.13 answers True for its backends: ``mps``, ``cuda``,
+        ``cudnn``...), so the probe becomes that answer and no ``import torch`` is kept for
+        it; ``torch.backends`` used any other way is flagged. Recent PyTorch asks ``torch.accelerator`` instead:
         ``is_available()`` becomes whether MindSpore can use a GPU or an Ascend NPU, and
         ``current_accelerator()`` the target name of that device (``"GPU"``, ``"Ascend"``)
         or ``None``; its ``.type`` is that name, the way a ported ``torch.device`` is a
@@ -369,6 +375,7 @@ register(
         import torch
         n_gpus = torch.cuda.device_count()
         use_mps = torch.backends.mps.is_available()
+        probed = hasattr(torch.backends, "mps") and torch.backends.mps.is_available()
         device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
         if torch.cuda.is_available():
             print(torch.cuda.get_device_name(0), torch.cuda.current_device())
@@ -471,6 +478,78 @@ api("torch.accelerator.current_accelerator", rule="DEV006", sig=("check_availabl
 api("torch.cuda.get_device_name", rule="DEV006", sig=("device",), handler=_device_name, returns=None)
 api("torch.cuda.current_device", rule="DEV006", sig=(), handler=_current_device, returns=None)
 member("type", "DEV006", receiver="device", handler=_device_type)
+#: the submodules of ``torch.backends`` (PyTorch 2.13): ``hasattr(torch.backends, "mps")``
+#: probes for one before asking whether its device is there
+TORCH_BACKENDS = frozenset({
+    "cpu", "cuda", "cudnn", "cusparselt", "kleidiai", "mha", "miopen", "mkl", "mkldnn", "mps", "nnpack", "openmp",
+    "opt_einsum", "python_native", "quantized", "xeon", "xnnpack",
+})
+
+
+class _BackendProbes(cst.CSTTransformer):
+    """``hasattr(torch.backends, "mps")`` -> ``True`` (the texts of the probes to replace)."""
+
+    def __init__(self, probes: dict):
+        super().__init__()
+        self.probes = probes
+
+    def leave_Call(self, original, updated):
+        value = self.probes.get(_code(updated).strip())
+        return cst.Name(value) if value is not None else updated
+
+
+@statement_hook("DEV006", cst.SimpleStatementLine, cst.If, cst.While)
+def _backend_probe(ctx, original, updated):
+    """``if hasattr(torch.backends, "mps") and torch.backends.mps.is_available():``
+    (PyTorch's examples): whether PyTorch has that backend module, which the installed
+    PyTorch answers; the availability check after it becomes False (DEV006)."""
+    parts = [original]
+    if isinstance(original, (cst.If, cst.While)):
+        parts, node = [], original
+        while isinstance(node, (cst.If, cst.While)):  # the tests of an if/elif chain
+            parts.append(node.test)
+            node = node.orelse if isinstance(node, cst.If) else None
+    if not any("backends" in _code(part) for part in parts):
+        return updated
+    probes = {}
+    for n in (n for part in parts for n in descendants(part)):
+        if not (type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "hasattr" and len(n.args) == 2
+                and isinstance(n.args[1].value, cst.SimpleString) and ctx.resolve(n.args[0].value) == "torch.backends"):
+            continue
+        name = n.args[1].value.evaluated_value
+        probes[_code(n).strip()] = "True" if name in TORCH_BACKENDS else "False"
+    if not probes:
+        return updated
+    transformer = _BackendProbes(probes)
+
+    def tests(node):
+        if isinstance(node, cst.If):
+            orelse = tests(node.orelse) if isinstance(node.orelse, cst.If) else node.orelse
+            return node.with_changes(test=node.test.visit(transformer), orelse=orelse)
+        return node.with_changes(test=node.test.visit(transformer))
+
+    new = tests(updated) if isinstance(updated, (cst.If, cst.While)) else updated.visit(transformer)
+    ctx.edit("DEV006", new, node=original, api="torch.backends",
+             detail="hasattr(torch.backends, name) -> whether PyTorch 2.13 has that backend module")
+    return new
+
+
+def _backends_value(site):
+    """``torch.backends`` as a value: the first argument of ``hasattr`` with a name is a
+    probe :func:`_backend_probe` answers; anywhere else it has no MindSpore counterpart."""
+    calls = site.enclosing_calls
+    probe = calls and type(calls[-1].func) is cst.Name and calls[-1].func.value == "hasattr" \
+        and len(calls[-1].args) == 2 and calls[-1].args[0].value is site.original \
+        and isinstance(calls[-1].args[1].value, cst.SimpleString) \
+        and isinstance(site.statement, (cst.SimpleStatementLine, cst.If, cst.While))
+    if probe:
+        return None
+    site.finding("DEV006", "torch.backends used as a value (not a probe hasattr(torch.backends, name)): "
+                 "MindSpore has no counterpart; left as PyTorch", comment="torch.backends left as PyTorch")
+    return site.torch_ref("torch.backends")
+
+
+api("torch.backends", rule="DEV006", attr=True, handler=_backends_value, returns=None)
 api("torch.backends.mps.is_available", rule="DEV006", sig=(), handler=_no_mps, returns=None)
 api("torch.backends.mps.is_built", rule="DEV006", sig=(), handler=_no_mps, returns=None)
 api("torch.cuda.synchronize", "mindspore.runtime.synchronize", rule="DEV006", sig=(), returns=None)

@@ -1,6 +1,6 @@
 """Device, seeds and distributed (DEV, RNG, DDP): device targets, moves, seeds and process groups."""
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, dedent, port
 
 
 def test_device_expression_becomes_target_name():
@@ -274,3 +274,26 @@ def test_mp_spawn_becomes_a_rank_zero_call():
         edits={"DDP004", "IMP001"},
         findings={"DDP004"},
     )
+
+
+def test_a_probe_for_a_backend_module_is_answered_and_needs_no_torch():
+    """PyTorch's word-language-model example: ``if hasattr(torch.backends, "mps") and
+    torch.backends.mps.is_available():``; an ``elif`` probe too. ``torch.backends`` used
+    as a value otherwise is flagged and keeps ``import torch``."""
+    source = dedent("""
+        import torch
+        if hasattr(torch.backends, "mps") and torch.backends.mps.is_available():
+            device = "mps"
+        elif hasattr(torch.backends, "no_such_backend"):
+            device = "other"
+        else:
+            device = "cpu"
+        probed = hasattr(torch.backends, "cudnn")
+    """)
+    result = port(source)
+    assert "import torch" not in result.code and not result.unsupported, result.code
+    assert "if True and False:" in result.code and "elif False:" in result.code
+    assert "probed = True" in result.code
+    assert port(result.code).code == result.code
+    kept = port("import torch\nbackends = torch.backends\n")
+    assert "import torch" in kept.code and {f.rule_id for f in kept.unsupported} == {"DEV006"}
