@@ -2,6 +2,8 @@
 what the port writes for makemore-style classes with a ``parameters()`` method, their
 manual training loop, and a tensor assigned into an indexed slot."""
 
+import pytest
+
 from tests.fast.codemod import assert_ports, dedent, edit_ids, finding_ids, port
 
 LINEAR = """
@@ -232,3 +234,20 @@ def test_a_list_rebound_in_a_later_cell_is_no_longer_trained_as_parameters():
     port("W = torch.randn((2, 3))\nparameters = [C, W]\n", session=session)
     second = port(TRAIN_MIXED, session=session)
     assert "value_and_grad(forward_fn, None, parameters" not in second.code
+
+
+@pytest.mark.parametrize("listed", [
+    "[C, W] + [p for layer in layers for p in layer.parameters()]",
+    "[p for layer in layers for p in layer.parameters()] + [C] + [W]",
+])
+def test_tensors_listed_in_any_order_beside_the_layers_parameters(listed):
+    result = port(dedent(LINEAR) + "C = torch.randn((5, 2))\nW = torch.randn((3, 3))\nlayers = [Linear(2, 3)]\n"
+                  f"parameters = {listed}\n")
+    assert f"C = mindspore.Parameter(C)\nW = mindspore.Parameter(W)\nparameters = {listed}\n" in result.code
+
+
+def test_a_list_with_an_expression_beside_the_layers_parameters_is_left_alone():
+    """``[C * 2] + [...]`` holds a computed tensor, not a name the forward pass reads."""
+    result = port(dedent(LINEAR) + "C = torch.randn((5, 2))\nlayers = [Linear(2, 3)]\n"
+                  "parameters = [C * 2] + [p for layer in layers for p in layer.parameters()]\n")
+    assert "mindspore.Parameter(C" not in result.code

@@ -1095,3 +1095,21 @@ def test_a_branch_binding_a_name_the_others_leave_unbound_stays_flagged():
               "            output = extra")
     result = port(BRANCHED.replace("BRANCH", branch))
     assert "TRN004" in finding_ids(result)
+
+
+@pytest.mark.parametrize("clip", [
+    "torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=0.5)",
+    "clip_grad_norm_(parameters=model.parameters(), max_norm=0.5)",
+    "nn.utils.clip_grad_value_(model.parameters(), clip_value=0.5)",
+])
+def test_the_clip_before_a_manual_update_in_its_spellings(clip):
+    """Keyword arguments, the function imported by name, clipping by value; and an
+    ``elif`` chain choosing the forward pass."""
+    branch = ("if kind == 'plain':\n            output = model(data)\n        elif kind == 'half':\n"
+              "            output = model(data * 0.5)\n        else:\n            output = model(data + state)")
+    source = ("from torch.nn.utils import clip_grad_norm_\n" + BRANCHED.replace("BRANCH", branch)
+              .replace("torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)", clip))
+    result = port(source)
+    assert not {i for i in finding_ids(result) if i.startswith(("TRN", "API"))}, result.unsupported
+    assert "mindspore.ops.clip_by_" in result.code and "zip(model.trainable_params(), grads)" in result.code
+    assert "        elif kind == 'half':\n            output = model(data * 0.5)" in result.code
