@@ -79,7 +79,12 @@ register(
         random numbers (dropout): the function would compute other values. In a loop or
         function body the forward function starts at the first statement that reads the
         model; the data preparation before it (``if train_on_gpu: x = x.cuda()``) stays in
-        the loop and reaches the function as arguments. A function that only looks at the
+        the loop and reaches the function as arguments. A forward pass chosen by an
+        ``if``/``elif``/``else`` of plain statements (``if args.model == 'Transformer':
+        output = model(data) else: output, hidden = model(data, hidden)``) moves into the
+        function whole, when every name a branch binds is bound by every branch or read by
+        the statement (then it is an argument, returned unchanged where a branch leaves
+        it); otherwise the step is flagged. A function that only looks at the
         gradients of one batch (a gradient plot: ``net.zero_grad()``, the forward pass,
         ``loss.backward()``, then ``{n: p.grad for n, p in net.named_parameters()}``, with
         no step) gets the same forward function and ``value_and_grad`` over the model's
@@ -137,6 +142,10 @@ register(
         before dividing, a relative difference of about 1e-6 / norm. The clip covers every
         gradient the optimizer receives, so it must name the same parameters as the
         optimizer; only the 2-norm is ported, and using the returned total norm is flagged.
+        The same holds before a manual update (PyTorch's word-language-model example clips
+        ``model.parameters()`` and then updates each one with ``p.data.add_(p.grad,
+        alpha=-lr)``): the tuple is clipped, then each Parameter is assigned from it; a
+        clip of other parameters than the update's is flagged.
     """,
     seed=SEED + " › Gradient clipping",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.nn.utils.clip_grad_norm_)",

@@ -1,4 +1,4 @@
-"""Hand-written layers (HWL001, HWL002, TRN001) and slot assignment (IDX011), as text:
+"""Hand-written layers (HWL001, HWL002, HWL003, TRN001) and slot assignment (IDX011), as text:
 what the port writes for makemore-style classes with a ``parameters()`` method, their
 manual training loop, and a tensor assigned into an indexed slot."""
 
