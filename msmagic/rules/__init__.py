@@ -31,7 +31,7 @@ ORDER = (
     # cells
     "CEL001", "CEL002", "CEL003", "CEL004", "CEL005", "CEL006", "MOD001", "MOD002", "MOD003", "MOD004",
     # checkpoints
-    "CKP001", "CKP002", "CKP003", "CKP004", "CKP005",
+    "CKP001", "CKP002", "CKP003", "CKP004", "CKP005", "CKP006",
     # custom_function
     "FNC001", "FNC002",
     # data

@@ -7,6 +7,8 @@ ports the file side (``torch.save``/``torch.load``) and the optimizer's state.""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from msmagic.engine.build import code as _code
@@ -225,6 +227,48 @@ register(
     """,
 )
 
+register(
+    "CKP006",
+    "A whole module saved and loaded back into its name: its parameters",
+    group=GROUP,
+    why="""
+        PyTorch's example scripts save the model object itself, ``with open(args.save,
+        'wb') as f: torch.save(model, f)``, and later restore the best one with ``model =
+        torch.load(f, weights_only=False)``: pickle writes the module and reads a new one
+        back. MindSpore cannot pickle a Cell (its operators are native objects; checked on
+        2.10: "cannot pickle 'Reshape' object") and its checkpoints hold parameters only.
+        Where the file is read back into the very name the module was saved from, and that
+        name still holds a module, PyTorch's result is that module with the saved
+        values: so the save writes the Cell's parameters (``save_checkpoint``, into the
+        open file's name plus ``.ckpt``) and the load puts them into the Cell the name holds
+        (``load_into(model, path)``: ``load_checkpoint(path, net=model)``, then the Cell).
+        One difference remains: PyTorch's load makes a new object, so another name still
+        holding the old module keeps the old values, while MindSpore's Cell is updated in
+        place. A whole module loaded into another name (``net2 = torch.load('net.pkl')``)
+        has no Cell to load into: it stays flagged (CKP001).
+    """,
+    seed=SEED,
+    reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
+    installed_note=_NOTE,
+    example="""
+        import os
+        import tempfile
+        import torch
+        import torch.nn as nn
+
+        path = os.path.join(tempfile.mkdtemp(), "model.pt")
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        with open(path, "wb") as f:
+            torch.save(model, f)
+        saved = model(torch.ones(1, 3))
+        model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))  # other weights
+        with open(path, "rb") as f:
+            model = torch.load(f, weights_only=False)
+        restored = model(torch.ones(1, 3))
+    """,
+)
+
 
 # ----------------------------------------------------------------------------- paths
 
@@ -339,6 +383,8 @@ def _save(site):
     saved, rule = _saved_object(site, original)
     if saved is None or _is_file_object(site, original_path):
         kind = site.kind_of(original)
+        if kind is not None and kind.base == "module" and isinstance(original, cst.Name):
+            return _save_whole_module(site, obj.value, original, path, original_path)
         if kind is not None and kind.base in ("module", "optimizer", "class"):
             site.finding(
                 "CKP001",
@@ -356,6 +402,51 @@ def _save(site):
     ])
     site.edit(rule, new, detail=f"torch.save -> mindspore.save_checkpoint({site.code(saved)}, "
               f"{site.code(new_path)})")
+    return new
+
+
+#: the session memory of whole modules saved (``torch.save(model, f)``): the name saved ->
+#: the file name when it is a literal (else None); loading the file back into that name is ported (:func:`_load_whole_module`)
+_WHOLE = "CKP006 whole modules"
+_LOAD_INTO = '''def {name}(net, path):
+    """What torch.load of a whole module gives: the module saved, here its parameters
+    loaded into the Cell the name holds (MindSpore cannot pickle a Cell)."""
+    mindspore.load_checkpoint(path, net=net)
+    return net
+'''
+
+
+def _file_literal(site, original_path) -> Optional[str]:
+    """The file name a save or load uses when it is a literal (of ``open(...)`` for an
+    open file), else None."""
+    node = original_path
+    if _is_file_object(site, node):
+        while isinstance(node, cst.Name):
+            node = _binding(site, node.value)
+        node = node.args[0].value if isinstance(node, cst.Call) and node.args else None
+    text = site.literal(node, None) if node is not None else None
+    return text if isinstance(text, str) else None
+
+
+def _file_path(site, path, original_path, *, loading: bool):
+    """The file name of ``torch.save``'s / ``torch.load``'s ``f``: an open file's own name
+    (``f.name``), else what :func:`_ckpt_path` makes of it."""
+    if _is_file_object(site, original_path):
+        p = f"{site.code(path.value).strip()}.name"
+        return site.parse(f"{p}.removesuffix({EXT!r}) + {EXT!r}" if loading else p)
+    return _ckpt_path(site, path, original_path, loading=loading)
+
+
+def _save_whole_module(site, obj, original, path, original_path):
+    """``torch.save(model, f)`` of a module bound to a name: its parameters are saved
+    (MindSpore cannot pickle a Cell); loading the file back into the same name is ported."""
+    new = cst.Call(func=site.ref("mindspore.save_checkpoint"), args=[
+        cst.Arg(obj, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(_file_path(site, path, original_path, loading=False)),
+    ])
+    site.session_memory(_WHOLE)[original.value] = _file_literal(site, original_path)
+    site.edit("CKP006", new, detail=f"torch.save({original.value}) of the whole module -> its parameters "
+              "(save_checkpoint); torch.load back into that name loads them into its Cell")
     return new
 
 
@@ -442,7 +533,19 @@ def _load(site):
     if path is None:
         return None
     whole = next((a for n, a, _ in bound if n == "weights_only"), None)
-    if whole is not None and site.code(whole.value).strip() == "False":
+    back = _loaded_back(site)
+    if back is not None:
+        return _load_whole_module(site, back, path, _original_arg(site, bound, "f"))
+    here = _file_literal(site, _original_arg(site, bound, "f"))
+    saved_whole = sorted(n for n, there in site.session_memory(_WHOLE).items()
+                         if here is None or there is None or here == there)
+    if saved_whole and not any(_callee(c) == "load_state_dict" for c in site.enclosing_calls):
+        site.finding("CKP001", f"a whole module ({', '.join(saved_whole)}) was saved with torch.save in this "
+                     "session and its port wrote only its parameters (CKP006): if this file holds it, PyTorch "
+                     "reads a new module object, MindSpore a dict of parameters; build the model and "
+                     "load_checkpoint(path, net=model), or load it back into the name it was saved from",
+                     comment="a whole module may be loaded here; MindSpore reads its parameters only")
+    elif whole is not None and site.code(whole.value).strip() == "False":
         site.finding("CKP001", "weights_only=False: the file may hold a pickled object (a whole module saved "
                      "with torch.save(model)); MindSpore cannot pickle a Cell and its checkpoints hold "
                      "parameters only: save the state_dict(), build the model, then load_state_dict",
@@ -469,6 +572,30 @@ def _load(site):
     dropped = [n for n, _, _ in bound if n in _LOAD_DROPPED]
     site.edit("CKP002", new, detail="torch.load -> mindspore.load_checkpoint"
               + (f"; dropped {', '.join(dropped)}=" if dropped else ""))
+    return new
+
+
+def _loaded_back(site):
+    """``model = torch.load(f)`` where ``model`` is the name of a module saved whole in
+    this session (``torch.save(model, f)``) and holds a module now: that name, else None."""
+    st = site.statement
+    if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign)
+            and st.body[0].value is site.original and len(st.body[0].targets) == 1
+            and isinstance(st.body[0].targets[0].target, cst.Name)):
+        return None
+    name = st.body[0].targets[0].target.value
+    if name not in site.session_memory(_WHOLE):
+        return None
+    kind = site.kind_of(cst.Name(name))
+    return name if kind is not None and kind.base == "module" else None
+
+
+def _load_whole_module(site, name: str, path, original_path):
+    helper = site.define("load_into", lambda n: _LOAD_INTO.format(name=n))
+    file = site.code(_file_path(site, path, original_path, loading=True)).strip()
+    new = site.parse(f"{helper}({name}, {file})")
+    site.edit("CKP006", new, detail=f"torch.load of the whole module saved from {name} -> its parameters "
+              f"loaded into the Cell {name} holds")
     return new
 
 

@@ -152,8 +152,11 @@ def _flagged(body, rule):
 
 
 def test_modules_saved_whole_and_options_are_flagged():
-    res = _flagged("model = nn.Linear(2, 2)\ntorch.save(model, 'm.pt')\n", "CKP001")
-    assert "torch.save(model, 'm.pt')" in res.code  # left as PyTorch
+    # a module saved whole writes its parameters (CKP006); reading the file into another
+    # name is flagged at that load
+    res = msmagic.port(HEAD + "model = nn.Linear(2, 2)\ntorch.save(model, 'm.pt')\nother = torch.load('m.pt')\n")
+    assert "mindspore.save_checkpoint(model, 'm.pt.ckpt')" in res.code
+    assert [(f.rule_id, f.api) for f in res.unsupported] == [("CKP001", "torch.load")]
     _flagged("import pickle\nsd = torch.load('m.pt', pickle_module=pickle)\n", "CKP002")
     # a computed name is evaluated once (it used to be flagged for double evaluation)
     res = msmagic.port(HEAD + "sd = torch.load(make_path())\n")
@@ -389,10 +392,12 @@ def test_checkpoint_helpers_in_one_file_run_without_torch(tmp_path, monkeypatch)
     assert sorted(os.listdir(tmp_path / "saved_models")) == ["linear.config", "linear.tar.ckpt"]
 
 
-def test_a_later_cell_calling_a_function_that_saves_a_whole_module_is_flagged_where_it_fails(tmp_path, monkeypatch):
+def test_a_later_cell_calling_a_function_that_loads_a_whole_module_is_flagged_where_it_fails(tmp_path, monkeypatch):
     """morvan's save/reload tutorial: ``def save(): torch.save(net1, 'net.pkl')`` in one
-    cell, ``save()`` in the next. MindSpore cannot pickle the Cell, so the MindSpore side
-    fails at ``save()``; that statement (not only the definition) carries the finding."""
+    cell, ``save()`` in the next (the net's parameters are saved: MindSpore cannot pickle a
+    Cell), then ``net2 = torch.load('net.pkl')`` in a function a later cell calls: MindSpore
+    reads a dict of parameters there and fails; that call (not only the definition)
+    carries the finding."""
     from msmagic.engine.session import PortSession
 
     monkeypatch.chdir(tmp_path)
@@ -404,9 +409,20 @@ def test_a_later_cell_calling_a_function_that_saves_a_whole_module_is_flagged_wh
             torch.save(net1, 'net.pkl')  # save entire net
             torch.save(net1.state_dict(), 'net_params.pkl')
     """), user_ns=ns, shadow=shadow, session=session, progress=None)
-    assert [f.rule_id for f in first.port.unsupported] == ["CKP001"]
+    assert not first.port.unsupported  # the whole net is saved as its parameters (CKP006)
     later = msmagic.parity("# save net1\nsave()\n", user_ns=ns, shadow=shadow, session=session, progress=None)
-    assert later.torch_error is None and later.ms_error is not None  # the Cell is not picklable
-    assert later.ms_error.lines[0] == 2
-    assert [(f.rule_id, f.line, f.statement) for f in later.port.unsupported] == [("GEN004", 2, 0)]
-    assert "save()" in later.port.unsupported[0].reason and "CKP001" in later.port.unsupported[0].reason
+    assert later.torch_error is None and later.ms_error is None
+    # restore_net reads the file into another name: PyTorch gets the module, MindSpore its
+    # parameters; the call that fails carries the finding
+    restore = msmagic.parity(src("""
+        def restore_net():
+            net2 = torch.load('net.pkl', weights_only=False)
+            return net2(torch.ones(2, 1))
+    """), user_ns=ns, shadow=shadow, session=session, progress=None)
+    assert [f.rule_id for f in restore.port.unsupported] == ["CKP001"]
+    called = msmagic.parity("# restore\nprediction = restore_net()\n", user_ns=ns, shadow=shadow, session=session,
+                            progress=None)
+    assert called.torch_error is None and called.ms_error is not None
+    assert called.ms_error.lines[0] == 2
+    assert [(f.rule_id, f.line, f.statement) for f in called.port.unsupported] == [("GEN004", 2, 0)]
+    assert "restore_net()" in called.port.unsupported[0].reason and "CKP001" in called.port.unsupported[0].reason
