@@ -53,7 +53,7 @@ ORDER = (
     # functional
     "FUN001", "FUN002", "FUN003", "FUN004", "FUN005", "FUN006", "FUN007", "FUN008", "FUN009", "FUN010", "FUN011", "FUN012", "FUN013", "FUN014", "FUN015", "FUN016", "FUN017", "FUN018", "FUN019", "FUN020",
     # generic
-    "GEN001", "GEN002", "GEN003", "GEN004",
+    "GEN001", "GEN002", "GEN003", "GEN004", "GEN005",
     # imports
     "IMP001",
     # indexing

@@ -1,7 +1,12 @@
 """Rules that only report: what msmagic cannot port faithfully is flagged, never guessed."""
 
+import libcst as cst
+
 from msmagic.apis.names import receiver_methods
+from msmagic.engine.build import code as _code
+from msmagic.engine.build import descendants
 from msmagic.engine.spec import receiver_methods as declare_receiver_methods
+from msmagic.engine.spec import statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "General"
@@ -100,3 +105,46 @@ register(
         save(torch.nn.Linear(2, 2))
     """,
 )
+
+register(
+    "GEN005",
+    "A PyTorch class or function picked by name at run time",
+    group=GROUP,
+    finding_only=True,
+    why="""
+        ``getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)`` (PyTorch's
+        word-language-model example chooses LSTM or GRU by a command-line flag) names the
+        class only when the code runs. The port maps ``nn`` to ``mindspore.nn`` but cannot
+        see which class is meant, so it can neither check that MindSpore has a class of that
+        name (``mindspore.nn.Linear`` does not exist: it is ``Dense``) nor map its arguments
+        (``bias=`` is ``has_bias=`` in MindSpore's LSTM). The call is left as written and
+        flagged; where the name is one of a few known classes, construct each one
+        explicitly so the port can map it.
+    """,
+    seed="seeds/002 API Comparison",
+    example="""
+        import torch.nn as nn
+        rnn_type = "GRU"
+        rnn = getattr(nn, rnn_type)(4, 8, 2)
+    """,
+)
+
+
+def picked_by_name(ctx, node) -> bool:
+    """Is ``node`` a call ``getattr(<a torch module>, <name>)``?"""
+    return (type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr"
+            and len(node.args) >= 2 and (ctx.resolve(node.args[0].value) or "").split(".")[0] == "torch")
+
+
+@statement_hook("GEN005", cst.SimpleStatementLine)
+def _picked_by_name(ctx, original, updated):
+    if "getattr(" not in _code(original) or not ctx.torch_in_scope:
+        return updated
+    for n in descendants(original):
+        if picked_by_name(ctx, n):
+            module = ctx.resolve(n.args[0].value)
+            ctx.finding("GEN005", f"getattr({_code(n.args[0].value).strip()}, {_code(n.args[1].value).strip()}) picks "
+                        f"a member of {module} by name at run time: the port cannot map it or its arguments to "
+                        "MindSpore", node=n, api=f"{module}.<getattr>",
+                        comment="picked by name at run time; not ported")
+    return updated

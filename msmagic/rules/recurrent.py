@@ -10,6 +10,7 @@ from msmagic.engine.build import STATEMENT_TYPES, descendants, parse_expression
 from msmagic.engine.build import code as _code
 from msmagic.engine.spec import MODULE_CALL, api, member, method, statement_hook
 from msmagic.rules.cells import train_mode
+from msmagic.rules.generic import picked_by_name
 from msmagic.rules.layers import DEVICE_RULE
 from msmagic.rules.registry import register
 
@@ -460,6 +461,26 @@ def _remember_dropout(site) -> None:
                 owners.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
 
 
+@statement_hook("RNN006", cst.SimpleStatementLine)
+def _recurrent_picked_by_name(ctx, original, updated):
+    """``getattr(nn, rnn_type)(ninp, nhid, nlayers, dropout=dropout)``: an LSTM, GRU or RNN
+    chosen at run time (flagged GEN005) that may drop between layers: remembered as such
+    (num_layers and dropout not literally 1 and 0)."""
+    if "getattr(" not in _code(original):
+        return updated
+    for n in descendants(original):
+        if not (type(n) is cst.Call and picked_by_name(ctx, n.func)
+                and ctx.resolve(n.func.args[0].value) == "torch.nn"):
+            continue
+        args = {a.keyword.value if a.keyword else k: a.value for k, a in enumerate(n.args)}
+        drop, layers = args.get("dropout"), args.get("num_layers", args.get(2))
+        if drop is None or ctx.literal(drop, _NOT_LITERAL) in (0, 0.0) or layers is None \
+                or ctx.literal(layers, _NOT_LITERAL) in (0, 1):
+            continue
+        _remember_dropout(ctx)
+    return updated
+
+
 def _words(node) -> set:
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", _code(node)))
 
@@ -473,11 +494,12 @@ def _trains_with_rnn_dropout(ctx, original, updated):
     owners = _dropout_owners(ctx)
     if not owners:
         return updated
-    if isinstance(original, cst.SimpleStatementLine):  # net = CharRNN(...): net has it too
-        for small in original.body:
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
-                    _words(small.value.func) & owners):
-                owners.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    # net = CharRNN(...): net has it too (also in a branch: ``if args.model == ...: ... else:
+    # model = RNNModel(...)``)
+    for small in (descendants(original) if not isinstance(original, cst.SimpleStatementLine) else original.body):
+        if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call) and (
+                _words(small.value.func) & owners):
+            owners.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     code = _code(original)
     trains = ".backward(" in code
     read = _words(original)

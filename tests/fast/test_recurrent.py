@@ -1,7 +1,7 @@
 """Calls of recurrent layer instances (RNN005) and str methods that share a tensor
 method's name."""
 
-from tests.fast.codemod import assert_ports
+from tests.fast.codemod import assert_ports, port
 
 
 def test_lstm_state_list_becomes_a_tuple():
@@ -78,3 +78,43 @@ def test_str_split_is_not_flagged_as_a_tensor_method():
             parts = x.split(2)
         """,
     )
+
+
+GETATTR_RNN = """
+import torch
+import torch.nn as nn
+class RNNModel(nn.Module):
+    def __init__(self, rnn_type, nlayers, dropout):
+        super().__init__()
+        if rnn_type in ['LSTM', 'GRU']:
+            self.rnn = getattr(nn, rnn_type)(4, 8, LAYERS_HERE, dropout=dropout)
+        else:
+            self.rnn = nn.RNN(4, 8, nlayers)
+    def forward(self, x):
+        return self.rnn(x)[0]
+if MODEL == 'Transformer':
+    model = None
+else:
+    model = RNNModel('LSTM', NLAYERS, DROPOUT)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def train():
+    for i in range(2):
+        opt.zero_grad()
+        loss = model(torch.ones(3, 1, 4)).sum()
+        loss.backward()
+        opt.step()
+train()
+"""
+
+
+def test_a_recurrent_layer_picked_by_name_is_flagged_and_its_dropout_followed():
+    """word_language_model: ``getattr(nn, rnn_type)(..., nlayers, dropout=dropout)`` is
+    flagged where it is built (GEN005), and the statement that trains the model (bound in a
+    branch) is flagged for its dropout between layers (RNN006)."""
+    result = port(GETATTR_RNN.replace("LAYERS_HERE", "nlayers").replace("NLAYERS", "2").replace("DROPOUT", "0.2"))
+    found = [(f.rule_id, f.line) for f in result.unsupported]
+    assert ("GEN005", 8) in found and ("RNN006", 24) in found, found  # train()
+    assert "getattr(nn, rnn_type)(4, 8, nlayers, dropout=dropout)  # msmagic: GEN005" in result.code
+    # one layer: PyTorch's dropout between layers does nothing, nothing to say about training
+    single = port(GETATTR_RNN.replace("LAYERS_HERE", "1").replace("NLAYERS", "1").replace("DROPOUT", "0.2"))
+    assert "RNN006" not in {f.rule_id for f in single.unsupported}
