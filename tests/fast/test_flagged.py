@@ -915,7 +915,7 @@ def test_call_of_a_function_of_an_earlier_cell_whose_port_is_flagged():
             def clean():
                 return 1
         """,
-        edits={"IMP001", "LAY001"},
+        edits={"IMP001", "LAY001", "CEL006"},
         findings={"CKP001"},
         session=session,
     )
