@@ -244,8 +244,12 @@ register(
         (``load_into(model, path)``: ``load_checkpoint(path, net=model)``, then the Cell).
         One difference remains: PyTorch's load makes a new object, so another name still
         holding the old module keeps the old values, while MindSpore's Cell is updated in
-        place. A whole module loaded into another name (``net2 = torch.load('net.pkl')``)
-        has no Cell to load into: it stays flagged (CKP001).
+        place. A whole module loaded into another name (morvan's ``net2 =
+        torch.load('net.pkl')`` in another function) gets a Cell built again by the saved
+        module's own constructor, when that constructor reads nothing but PyTorch and
+        literals (``net1 = torch.nn.Sequential(torch.nn.Linear(1, 10), ...)``) and the file
+        name is the same literal; otherwise there is no Cell to load into and the load is
+        flagged (CKP001).
     """,
     seed=SEED,
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.save -> mindspore.save_checkpoint)",
@@ -406,14 +410,31 @@ def _save(site):
 
 
 #: the session memory of whole modules saved (``torch.save(model, f)``): the name saved ->
-#: the file name when it is a literal (else None); loading the file back into that name is ported (:func:`_load_whole_module`)
+#: (the file name when it is a literal, else None; the ported constructor of the module when
+#: it reads nothing but PyTorch and literals, else None); loading the file back into that name is ported (:func:`_load_whole_module`)
 _WHOLE = "CKP006 whole modules"
 _LOAD_INTO = '''def {name}(net, path):
-    """What torch.load of a whole module gives: the module saved, here its parameters
-    loaded into the Cell the name holds (MindSpore cannot pickle a Cell)."""
+    """What torch.load of a whole module gives: the module saved, here a Cell of its
+    architecture with the saved parameters loaded (MindSpore cannot pickle a Cell)."""
     mindspore.load_checkpoint(path, net=net)
     return net
 '''
+
+
+def _rebuildable(site, ctor: cst.Call) -> bool:
+    """Does the module's constructor read nothing but PyTorch and literals
+    (``torch.nn.Sequential(torch.nn.Linear(1, 10), ...)``), so that it builds the same
+    architecture wherever it is evaluated?"""
+    import ast
+
+    try:
+        tree = ast.parse(site.code(ctor).strip(), mode="eval")
+    except SyntaxError:  # pragma: no cover - the code came from a parsed cell
+        return False
+    if any(isinstance(n, (ast.Starred, ast.Lambda, ast.NamedExpr)) for n in ast.walk(tree)):
+        return False
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    return all((site.resolve(cst.Name(n)) or "").split(".")[0] == "torch" for n in names)
 
 
 def _file_literal(site, original_path) -> Optional[str]:
@@ -444,7 +465,10 @@ def _save_whole_module(site, obj, original, path, original_path):
         cst.Arg(obj, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
         cst.Arg(_file_path(site, path, original_path, loading=False)),
     ])
-    site.session_memory(_WHOLE)[original.value] = _file_literal(site, original_path)
+    ctor = _binding(site, original.value)
+    built = (site.code(site.updated_of(ctor)).strip()
+             if isinstance(ctor, cst.Call) and _rebuildable(site, ctor) else None)
+    site.session_memory(_WHOLE)[original.value] = (_file_literal(site, original_path), built)
     site.edit("CKP006", new, detail=f"torch.save({original.value}) of the whole module -> its parameters "
               "(save_checkpoint); torch.load back into that name loads them into its Cell")
     return new
@@ -537,8 +561,13 @@ def _load(site):
     if back is not None:
         return _load_whole_module(site, back, path, _original_arg(site, bound, "f"))
     here = _file_literal(site, _original_arg(site, bound, "f"))
-    saved_whole = sorted(n for n, there in site.session_memory(_WHOLE).items()
+    saved_whole = sorted(n for n, (there, _) in site.session_memory(_WHOLE).items()
                          if here is None or there is None or here == there)
+    rebuilt = [built for n, (there, built) in site.session_memory(_WHOLE).items()
+               if here is not None and here == there and built is not None]
+    if len(rebuilt) == 1 and _assigned_value(site) and not any(
+            _callee(c) == "load_state_dict" for c in site.enclosing_calls):
+        return _load_whole_module(site, rebuilt[0], path, _original_arg(site, bound, "f"), rebuilt=True)
     if saved_whole and not any(_callee(c) == "load_state_dict" for c in site.enclosing_calls):
         site.finding("CKP001", f"a whole module ({', '.join(saved_whole)}) was saved with torch.save in this "
                      "session and its port wrote only its parameters (CKP006): if this file holds it, PyTorch "
@@ -575,27 +604,37 @@ def _load(site):
     return new
 
 
-def _loaded_back(site):
-    """``model = torch.load(f)`` where ``model`` is the name of a module saved whole in
-    this session (``torch.save(model, f)``) and holds a module now: that name, else None."""
+def _assigned_value(site) -> Optional[str]:
+    """The name the statement ``name = torch.load(...)`` binds the loaded object to."""
     st = site.statement
     if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign)
             and st.body[0].value is site.original and len(st.body[0].targets) == 1
             and isinstance(st.body[0].targets[0].target, cst.Name)):
         return None
-    name = st.body[0].targets[0].target.value
+    return st.body[0].targets[0].target.value
+
+
+def _loaded_back(site):
+    """``model = torch.load(f)`` where ``model`` is the name of a module saved whole in
+    this session (``torch.save(model, f)``) and holds a module now: that name, else None."""
+    name = _assigned_value(site)
+    if name is None:
+        return None
     if name not in site.session_memory(_WHOLE):
         return None
     kind = site.kind_of(cst.Name(name))
     return name if kind is not None and kind.base == "module" else None
 
 
-def _load_whole_module(site, name: str, path, original_path):
+def _load_whole_module(site, into: str, path, original_path, rebuilt: bool = False):
+    """``load_into(<the Cell>, path)``: ``into`` is the name loaded back into, or (``rebuilt``)
+    the ported constructor of the module saved."""
     helper = site.define("load_into", lambda n: _LOAD_INTO.format(name=n))
     file = site.code(_file_path(site, path, original_path, loading=True)).strip()
-    new = site.parse(f"{helper}({name}, {file})")
-    site.edit("CKP006", new, detail=f"torch.load of the whole module saved from {name} -> its parameters "
-              f"loaded into the Cell {name} holds")
+    new = site.parse(f"{helper}({into}, {file})")
+    what = (f"its constructor built again ({into}) and its parameters loaded into it" if rebuilt
+            else f"its parameters loaded into the Cell {into} holds")
+    site.edit("CKP006", new, detail=f"torch.load of a whole module -> {what}")
     return new
 
 

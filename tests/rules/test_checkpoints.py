@@ -153,9 +153,12 @@ def _flagged(body, rule):
 
 def test_modules_saved_whole_and_options_are_flagged():
     # a module saved whole writes its parameters (CKP006); reading the file into another
-    # name is flagged at that load
+    # name builds its constructor again, or is flagged at that load when there is none
     res = msmagic.port(HEAD + "model = nn.Linear(2, 2)\ntorch.save(model, 'm.pt')\nother = torch.load('m.pt')\n")
     assert "mindspore.save_checkpoint(model, 'm.pt.ckpt')" in res.code
+    assert "other = load_into(nn.Dense(2, 2), 'm.pt.ckpt')" in res.code and not res.unsupported
+    res = msmagic.port(HEAD + "def make():\n    return nn.Linear(2, 2)\nmodel = make()\n"
+                       "torch.save(model, 'm.pt')\nother = torch.load('m.pt')\n")
     assert [(f.rule_id, f.api) for f in res.unsupported] == [("CKP001", "torch.load")]
     _flagged("import pickle\nsd = torch.load('m.pt', pickle_module=pickle)\n", "CKP002")
     # a computed name is evaluated once (it used to be flagged for double evaluation)
@@ -404,7 +407,9 @@ def test_a_later_cell_calling_a_function_that_loads_a_whole_module_is_flagged_wh
     session, ns, shadow = PortSession(), {"__name__": "__main__"}, {"__name__": "__shadow__"}
     first = msmagic.parity(src("""
         import torch
-        net1 = torch.nn.Sequential(torch.nn.Linear(1, 10), torch.nn.ReLU(), torch.nn.Linear(10, 1))
+        def build(width):
+            return torch.nn.Sequential(torch.nn.Linear(1, width), torch.nn.ReLU(), torch.nn.Linear(width, 1))
+        net1 = build(10)  # built by a function of the notebook: no constructor to build again
         def save():
             torch.save(net1, 'net.pkl')  # save entire net
             torch.save(net1.state_dict(), 'net_params.pkl')

@@ -123,3 +123,52 @@ def test_a_whole_module_loaded_into_another_name_stays_flagged():
     result = msmagic.port("net2 = torch.load(save_path, weights_only=False)\n", session=session)
     assert "CKP001" in {f.rule_id for f in result.unsupported}
     assert "CKP006" not in {e.rule_id for e in result.edits}
+
+
+MORVAN = src("""
+    import torch
+    torch.manual_seed(1)
+    x = torch.unsqueeze(torch.linspace(-1, 1, 20), dim=1)
+    y = x.pow(2)
+
+    def save():
+        net1 = torch.nn.Sequential(
+            torch.nn.Linear(1, 10),
+            torch.nn.ReLU(),
+            torch.nn.Linear(10, 1)
+        )
+        optimizer = torch.optim.SGD(net1.parameters(), lr=0.5)
+        for t in range(5):
+            loss = torch.nn.functional.mse_loss(net1(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        torch.save(net1, 'net.pkl')  # save entire net
+        return net1(x)
+
+    def restore_net():
+        net2 = torch.load('net.pkl', weights_only=False)
+        return net2(x)
+""")
+
+
+def test_a_whole_module_restored_into_another_name_is_built_again(tmp_path, monkeypatch):
+    """morvan's save/reload tutorial: the net is built, trained and saved whole in one
+    function and restored into another name in another: the saved module's constructor
+    (PyTorch layers and literals only) builds the Cell the parameters are loaded into."""
+    monkeypatch.chdir(tmp_path)
+    source = MORVAN + "trained = save()\nrestored = restore_net()\n"
+    result = msmagic.port(source)
+    assert [e.rule_id for e in result.edits].count("CKP006") == 2 and not result.unsupported, result.unsupported
+    assert "net2 = load_into(mindspore.nn.SequentialCell(" in result.code
+    run = run_pair(source, rtol=1e-5, atol=1e-6)
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("trained", "restored"), run.explain()
+
+
+def test_a_module_built_by_another_file_name_is_not_built_again():
+    """The restore reads another file than the one the module was saved to: nothing says
+    which architecture it holds; flagged."""
+    result = msmagic.port(MORVAN.replace("torch.load('net.pkl'", "torch.load('other.pkl'"))
+    assert "CKP001" in {f.rule_id for f in result.unsupported}
+    assert "net2 = load_into(" not in result.code
