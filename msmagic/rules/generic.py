@@ -88,8 +88,9 @@ register(
     group=GROUP,
     finding_only=True,
     why="""
-        Notebooks define a function in one cell (``def save(): torch.save(net, path)``)
-        and call it in a later one. When the function's port carries findings, the
+        Notebooks define a function in one cell (``def scaled(x): return
+        torch.special.erfcx(x) * 2``, an API with no MindSpore mapping) and call it in a
+        later one. When the function's port carries findings, the
         ``# msmagic:`` comments sit in its definition, but the statement that fails or
         differs when the cell runs is the call. So a top-level statement that calls such a
         function, directly or through the functions it calls (``fit()`` calling
@@ -100,9 +101,9 @@ register(
     seed="seeds/002 API Comparison",
     example="""
         import torch
-        def save(net):
-            torch.save(net, "net.pt")
-        save(torch.nn.Linear(2, 2))
+        def scaled(x):
+            return torch.special.erfcx(x) * 2
+        y = scaled(torch.ones(3))
     """,
 )
 
