@@ -173,3 +173,29 @@ def test_a_model_trained_in_place_diverges_at_the_statement_that_trained_it(pari
     row = report.row("an optimizer built while the cell ran: gradients")
     assert row.status == "differs" and "at optimizer step 1" in row.note, row.note
     assert report.first_divergence.names == [row.name]
+
+
+def test_channel_dropout_masks_are_named_as_not_replayed():
+    """pytorch/examples' MNIST net has ``nn.Dropout2d()``: its channel masks are not
+    replayed, so a training step's gradients differ by design; the report says which masks
+    (it used to say only that the gradients differ). With p=0 nothing differs."""
+    import msmagic
+
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        torch.manual_seed(0)
+        net = nn.Sequential(nn.Conv2d(1, 4, 3), nn.Dropout2d(P), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        x, y = torch.randn(8, 1, 8, 8), torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])
+        for step in range(3):
+            optimizer.zero_grad()
+            loss = nn.functional.cross_entropy(net(x), y)
+            loss.backward()
+            optimizer.step()
+    """)
+    dropped = msmagic.parity(source.replace("P", "0.5"))
+    assert any("random masks not replayed (F.dropout2d ×3" in n for n in dropped.notes), dropped.notes
+    assert not dropped.ok
+    kept = msmagic.parity(source.replace("P", "0.0"))
+    assert kept.ok and not any("not replayed" in n for n in kept.notes), (kept.summary(), kept.notes)
