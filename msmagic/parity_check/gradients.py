@@ -115,6 +115,7 @@ class GradientLink:
         self.torch_optimizer = weakref.ref(torch_opt)
         self.held = None  # the optimizer itself, while a statement that built it runs
         self._handle = torch_opt.register_step_pre_hook(self._record)
+        LINKS.add(self)  # until close()
 
     # PyTorch side ---------------------------------------------------------------------
 
@@ -290,7 +291,6 @@ def link_optimizer(name: str, torch_opt, ms_opt, tns: dict, mns: dict, params, r
             return old, ""
         old.close()
     link = GradientLink(name, torch_opt, None, rtol, atol)
-    LINKS.add(link)
     problem = attach(link, ms_opt, tns, mns, params)
     if problem:
         link.close()
@@ -309,7 +309,6 @@ def recorder(name: str, torch_opt, rtol: float, atol: float) -> Optional[Gradien
     # held until the statement ends: a function that builds and trains it may drop it
     # before the MindSpore side builds its own
     link.held = torch_opt
-    LINKS.add(link)
     return link
 
 

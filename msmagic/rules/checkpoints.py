@@ -442,7 +442,9 @@ def _file_literal(site, original_path) -> Optional[str]:
     open file), else None."""
     node = original_path
     if _is_file_object(site, node):
-        while isinstance(node, cst.Name):
+        for _ in range(3):  # as deep as _is_file_object looks (``f = f`` ends it)
+            if not isinstance(node, cst.Name):
+                break
             node = _binding(site, node.value)
         node = node.args[0].value if isinstance(node, cst.Call) and node.args else None
     text = site.literal(node, None) if node is not None else None
@@ -565,7 +567,7 @@ def _load(site):
                          if here is None or there is None or here == there)
     rebuilt = [built for n, (there, built) in site.session_memory(_WHOLE).items()
                if here is not None and here == there and built is not None]
-    if len(rebuilt) == 1 and _assigned_value(site) and not any(
+    if len(rebuilt) == 1 and _assigned_name(site) and not any(
             _callee(c) == "load_state_dict" for c in site.enclosing_calls):
         return _load_whole_module(site, rebuilt[0], path, _original_arg(site, bound, "f"), rebuilt=True)
     if saved_whole and not any(_callee(c) == "load_state_dict" for c in site.enclosing_calls):
@@ -604,7 +606,7 @@ def _load(site):
     return new
 
 
-def _assigned_value(site) -> Optional[str]:
+def _assigned_name(site) -> Optional[str]:
     """The name the statement ``name = torch.load(...)`` binds the loaded object to."""
     st = site.statement
     if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign)
@@ -617,7 +619,7 @@ def _assigned_value(site) -> Optional[str]:
 def _loaded_back(site):
     """``model = torch.load(f)`` where ``model`` is the name of a module saved whole in
     this session (``torch.save(model, f)``) and holds a module now: that name, else None."""
-    name = _assigned_value(site)
+    name = _assigned_name(site)
     if name is None:
         return None
     if name not in site.session_memory(_WHOLE):
