@@ -221,8 +221,14 @@ class MsMagic(Magics, Configurable):
     @argument(
         "--no-sync",
         action="store_true",
-        help="Compare everything: do not copy random draws and freshly initialised "
-        "parameters from PyTorch to MindSpore.",
+        help="Compare everything: do not copy random draws, dropout masks and freshly "
+        "initialised parameters from PyTorch to MindSpore (no layer drill-down either).",
+    )
+    @argument(
+        "--no-layers",
+        action="store_true",
+        help="Do not compare each layer call to find the first divergent layer (faster "
+        "on large models).",
     )
     @argument(
         "--against",
@@ -286,6 +292,7 @@ class MsMagic(Magics, Configurable):
                 seed=args.seed,
                 timeout=args.timeout,
                 sync=not args.no_sync,
+                layers=not args.no_layers,
                 against=against,
             )
         except OptionError as err:

@@ -84,6 +84,25 @@ for step in range(2):
 # values the parity table must list (how synchronised values are shown may change)
 PARITY_NAMES = ["y", "total"]
 
+# a hand port with one planted mistake (Sigmoid for Tanh): the layer drill-down names it
+HAND_PORT = '''hand = """
+import mindspore
+from mindspore import nn, ops
+mindspore.set_seed(0)
+net = nn.SequentialCell(nn.Dense(4, 8), nn.ReLU(), nn.Dense(8, 8), nn.Sigmoid(), nn.Dense(8, 2))
+x = ops.randn(3, 4)
+out = net(x)
+"""'''
+
+LAYERS_CELL = '''%%ms_parity --against hand
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 2))
+x = torch.randn(3, 4)
+out = net(x)'''
+
 
 def _requirements_or_skip() -> None:
     missing = bs.missing_requirements()
@@ -104,9 +123,10 @@ def _notebook(path: Path) -> None:
     }
     nb.cells = [
         nbformat.v4.new_markdown_cell("# msmagic in JupyterLab"),
-        nbformat.v4.new_code_cell("%load_ext msmagic\nimport sys\nprint(sys.executable)"),
+        nbformat.v4.new_code_cell("%load_ext msmagic\nimport sys\n" + HAND_PORT + "\nprint(sys.executable)"),
         nbformat.v4.new_code_cell(PORT_CELL),
         nbformat.v4.new_code_cell(PARITY_CELL),
+        nbformat.v4.new_code_cell(LAYERS_CELL),
     ]
     nbformat.write(nb, str(path))
 
@@ -345,11 +365,36 @@ def _check_saved_outputs(page, label: str, trusted: bool, whys: dict) -> None:
     assert pre.evaluate("(p) => getComputedStyle(p).whiteSpace") == "pre", label
     parity_area.screenshot(path=str(ARTIFACTS / f"{label}_parity.png"))
 
+    _check_layers(page, label)
+
     text = notebook.inner_text()
     assert "Error displaying widget" not in text and "model not found" not in text, label
     assert "Loading widget" not in text, label
     for area, what in ((port_area, "port"), (parity_area, "parity")):
         _assert_within_width(area, f"{label} {what}")
+
+
+def _check_layers(page, label: str) -> None:
+    """The layer drill-down of the hand port: the first divergent layer is named, and
+    its collapsed per-layer table opens with a click (a <details>, untrusted too)."""
+    from playwright.sync_api import expect
+
+    box = page.locator(".jp-CodeCell").nth(3).locator(".msm-layers").first
+    box.scroll_into_view_if_needed()
+    expect(box).to_be_visible()
+    first = box.locator(".msm-first-layer")
+    expect(first).to_contain_text("First divergent layer: net.3 (Tanh \u2192 nn.Sigmoid)")
+    table = box.locator("table.msm-layer-table")
+    expect(table).to_be_hidden()
+    box.locator("details.msm-layer-details > summary").click()
+    expect(table).to_be_visible()
+    texts = [_squash(t) for t in table.locator("tbody tr").all_inner_texts()]
+    assert any(t.startswith("3 Tanh \u2192 nn.Sigmoid") and "differs" in t for t in texts), (label, texts)
+    assert any(t.startswith("4 Linear \u2192 nn.Dense") and "follows" in t for t in texts), (label, texts)
+    status = table.locator("tbody tr").filter(has_text="Sigmoid").locator("td").nth(5)
+    bg = status.evaluate("(td) => getComputedStyle(td).backgroundColor")
+    assert bg not in ("rgba(0, 0, 0, 0)", "transparent"), (label, bg)
+    box.screenshot(path=str(ARTIFACTS / f"{label}_parity_layers.png"))
 
 
 def _check_dark_theme(page) -> None:
@@ -428,7 +473,7 @@ def test_notebook_surface_in_jupyterlab(tmp_path):
             # Run > Run All Cells, as a user would.
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
-            _wait_cells_done(page, count=3, timeout_s=90)
+            _wait_cells_done(page, count=4, timeout_s=120)
 
             assert page.locator("[data-mime-type='application/vnd.jupyter.error']").count() == 0, (
                 page.locator("[data-mime-type='application/vnd.jupyter.error']").first.inner_text()
@@ -470,6 +515,7 @@ def test_notebook_surface_in_jupyterlab(tmp_path):
             table.first.scroll_into_view_if_needed()
             expect(table.first).to_be_visible()
             parity.locator(".jp-OutputArea").first.screenshot(path=str(ARTIFACTS / "04_parity_live.png"))
+            _check_layers(page, "04_live")
             for i, what in ((1, "port"), (2, "parity")):
                 area = page.locator(".jp-CodeCell").nth(i).locator(".jp-OutputArea-output").first
                 _assert_within_width(area, f"live {what}")

@@ -163,7 +163,7 @@ def parity(
                     # random draws are a property of the PyTorch statements: synchronised with
                     # explicit MindSpore code too (statements are paired in order)
                     steps, user_ns, shadow, port=port,
-                    sync=opts.sync, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
+                    sync=opts.sync, layers=opts.layers, rtol=opts.rtol, atol=opts.atol, timeout=opts.timeout,
                     each_step=True, keep_output=True, filenames=filenames, progress=progress,
                     skip_unchanged_copies=True, files_apart=True,
                 )
@@ -302,6 +302,8 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
             max_abs=max(abs_values) if abs_values else None,
         )
 
+    report.layers = _layer_report(run, report, port, opts)
+
     def error(side, exc, step, filename):
         lines = step.torch_lines if side == "PyTorch" else (step.ms_lines or step.torch_lines)
         text = str(exc).strip()
@@ -355,3 +357,39 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
             )
     return report
 
+
+def _layer_report(run, report, port, opts):
+    """The layer report shown: that of the statement that diverged, else of the one the
+    MindSpore side failed in, else of the first statement in which a layer diverged, else
+    (nothing diverged) of the last statement that called layers. The
+    first divergent layer takes the rules that ported its class (none with --against)."""
+    reports = run.layer_reports
+    chosen = None
+    if report.first_divergence is not None:
+        chosen = reports.get(report.first_divergence.statement)
+    elif run.ms_error is not None:
+        chosen = reports.get(run.ms_error_statement)
+    if chosen is None:
+        chosen = next((r for _, r in sorted(reports.items()) if r.first is not None), None)
+    if chosen is None and report.first_divergence is None and reports:
+        chosen = reports[max(reports)]  # all matched: the last statement's layers, for the record
+    if chosen is not None and chosen.first is not None and chosen.first.random:
+        # the gradients differ because of a draw no replay reaches, not a porting mistake
+        for row in report.rows:
+            if row.statement == chosen.statement and "(the forward pass or the loss differs)" in row.note:
+                row.note = row.note.replace(
+                    "(the forward pass or the loss differs)",
+                    f"(a random layer, {chosen.first.where}, drew numbers parity cannot replay: "
+                    f"{chosen.first.random})")
+    if chosen is not None:
+        for row in report.rows:
+            if row.statement == chosen.statement and row.parameters:
+                for layer, leaves in row.parameters:
+                    found = chosen.row_for(layer)
+                    chosen.gradients.append((layer, leaves, found.status if found is not None else ""))
+                break
+    if chosen is not None and chosen.first is not None and opts.against is None:
+        cls = chosen.first.torch_class
+        chosen.first.rule_ids = list(dict.fromkeys(
+            e.rule_id for e in port.edits if e.api and e.api.rsplit(".", 1)[-1] == cls))
+    return chosen

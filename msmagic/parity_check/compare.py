@@ -55,6 +55,9 @@ class Row:
     #: a numeric sequence (a list of losses, a 1-D tensor): (PyTorch's values,
     #: MindSpore's values), at most SERIES_POINTS evenly spaced of them, for a chart
     series: Optional[tuple] = None
+    #: for an optimizer's gradients row: the first parameters whose gradients differed,
+    #: grouped by layer: ((MindSpore layer path, (parameter names...)), ...)
+    parameters: tuple = ()
 
 
 # ----------------------------------------------------------------------------- values

@@ -9,7 +9,10 @@ MindSpore side runs the same step, MindSpore's functions of the same name in
 ``mindspore.ops`` (what the port calls) return PyTorch's values in the same order: each
 call still draws, and its result is replaced by the next recorded PyTorch draw when that
 has the same shape. A draw of another shape stops the replay for the rest of the step
-(the two sides no longer draw in the same order) and is reported.
+(the two sides no longer draw in the same order) and is reported. Dropout masks go the
+same way: each call of ``F.dropout``/``F.dropout1d/2d/3d`` in training mode (what
+``nn.Dropout`` and ``nn.Dropout1d/2d/3d`` call) records the mask it applied, and the
+MindSpore side's dropout layers and functions apply those masks in order.
 
 Python's and NumPy's own random state (``random``, ``numpy.random`` and the generator
 objects a cell binds) is the same library on both sides: :class:`HostRandom` gives the
@@ -62,9 +65,15 @@ _RANDOM_FILLS = frozenset(f"Tensor.{m}_" for m in (
 
 #: the queue of dropout masks (not a factory name: the generic replay leaves it alone)
 DROPOUT = "dropout mask"
-#: dropout functions whose masks are not replayed (channel masks, alpha dropout's affine
-#: noise): a call in training mode is counted and named in the report's notes
-UNREPLAYED_DROPOUTS = ("dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+#: PyTorch's dropout functions whose masks are replayed, with the kind of mask each draws:
+#: one per element (``F.dropout``, which ``nn.Dropout`` calls) or one per channel
+#: (``F.dropout1d/2d/3d``, which ``nn.Dropout1d/2d/3d`` call). A MindSpore dropout of the
+#: other kind does not take the mask: the replay stops there and the difference shows.
+MASKED_DROPOUTS = {"dropout": "element", "dropout1d": "channel", "dropout2d": "channel",
+                   "dropout3d": "channel"}
+#: dropout functions whose masks are not replayed (alpha dropout's affine noise has no
+#: MindSpore port to take it): a call in training mode is counted and named in the notes
+UNREPLAYED_DROPOUTS = ("alpha_dropout", "feature_alpha_dropout")
 
 
 def _counted(name: str, fn, drawn: collections.Counter):
@@ -73,8 +82,13 @@ def _counted(name: str, fn, drawn: collections.Counter):
     import inspect
 
     signature = inspect.signature(fn)  # alpha_dropout's training defaults to False
+    inside = [False]
 
     def call(*args, **kwargs):
+        if inside[0]:
+            # dispatched to itself (by its module name) through an active TorchFunctionMode,
+            # such as torch's default-device context: count the call once
+            return fn(*args, **kwargs)
         try:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
@@ -82,7 +96,11 @@ def _counted(name: str, fn, drawn: collections.Counter):
                 drawn[name] += 1
         except TypeError:  # the call fails in fn itself, as it would unpatched
             pass
-        return fn(*args, **kwargs)
+        inside[0] = True
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            inside[0] = False
 
     return functools.wraps(fn)(call)
 
@@ -94,11 +112,21 @@ class DrawReplay:
         self.queues: dict[str, collections.deque] = collections.defaultdict(collections.deque)
         self.bytes = 0
         self.replayed: collections.Counter = collections.Counter()
+        #: the layers (by id) and call sites that applied a replayed dropout mask
+        self.mask_sources: set = set()
         self.stopped: Optional[str] = None  # why the replay stopped in this step
         self.problems: list[str] = []
         self.recorded = self.dropped = 0  # PyTorch draws of this step kept / not kept
         #: the MindSpore side of the step took every PyTorch draw, in order
         self.complete = False
+
+    # the synchroniser's part protocol: one context for each side of a statement -----
+
+    def torch_side(self, step, tns: dict):
+        return self.recording()
+
+    def ms_side(self, step, mns: dict):
+        return self.replaying(step.index)
 
     # PyTorch side ---------------------------------------------------------------------
 
@@ -116,8 +144,9 @@ class DrawReplay:
         originals = {name: getattr(torch, name) for name in FACTORIES if hasattr(torch, name)}
         for name, fn in originals.items():
             setattr(torch, name, self._recorder(name, fn))
-        dropout = TF.dropout
-        TF.dropout = self._dropout_recorder(dropout)
+        masked = {name: getattr(TF, name) for name in MASKED_DROPOUTS if hasattr(TF, name)}
+        for name, fn in masked.items():
+            setattr(TF, name, self._dropout_recorder(fn, MASKED_DROPOUTS[name]))
         others = {name: getattr(TF, name) for name in UNREPLAYED_DROPOUTS if hasattr(TF, name)}
         drawn: collections.Counter = collections.Counter()
         for name, fn in others.items():
@@ -127,21 +156,22 @@ class DrawReplay:
         finally:
             for name, fn in originals.items():
                 setattr(torch, name, fn)
-            TF.dropout = dropout
-            for name, fn in others.items():
+            for name, fn in {**masked, **others}.items():
                 setattr(TF, name, fn)
             if drawn:
                 which = ", ".join(f"F.{name} ×{n}" for name, n in sorted(drawn.items()))
-                problem = (f"random masks not replayed ({which}: nn.Dropout1d/2d/3d and the alpha dropouts "
-                           "call them): only nn.Dropout's and F.dropout's masks go to the MindSpore side, so "
-                           "what a statement computes after one in training mode (and its gradients) differs "
-                           "by design; build those layers with p=0 to compare the rest")
+                problem = (f"random masks not replayed ({which}: nn.AlphaDropout and nn.FeatureAlphaDropout "
+                           "call them, and have no MindSpore port to take PyTorch's noise), so what a statement "
+                           "computes after one in training mode (and its gradients) differs by design; build "
+                           "those layers with p=0 to compare the rest")
                 if problem not in self.problems:
                     self.problems.append(problem)
 
-    def _dropout_recorder(self, fn):
-        """``F.dropout`` (``nn.Dropout`` calls it): the mask each call in training mode drew,
-        read from the output (an element the input had at 0 is 0 either way)."""
+    def _dropout_recorder(self, fn, kind: str):
+        """``F.dropout`` (``nn.Dropout`` calls it) or a channel dropout (``F.dropout2d``):
+        the mask each call in training mode drew, read from the output one element at a
+        time (an element the input had at 0 is 0 either way; a dropped channel is 0
+        throughout), so the MindSpore side applies it as ``x * mask / (1 - p)``."""
         replay = self
         inside = [False]
 
@@ -162,7 +192,7 @@ class DrawReplay:
                     return out
                 if replay.bytes + mask.nbytes <= MAX_BYTES:
                     replay.bytes += mask.nbytes
-                    replay.queues[DROPOUT].append((mask, float(p)))
+                    replay.queues[DROPOUT].append((mask, float(p), kind))
                     replay.recorded += 1
                 else:
                     replay.dropped += 1
@@ -208,18 +238,23 @@ class DrawReplay:
                      if hasattr(ops, MS_NAMES.get(name, name))}
         for name, fn in originals.items():
             setattr(ops, MS_NAMES.get(name, name), self._replayer(name, fn, statement))
-        masks = bool(self.queues.get(DROPOUT))
-        if masks:
-            layer, function = mindspore.nn.Dropout.construct, ops.dropout
-            mindspore.nn.Dropout.construct = self._dropout_layer(layer, statement)
-            ops.dropout = self._dropout_function(function, statement)
+        layers, functions = {}, {}
+        if self.queues.get(DROPOUT):
+            layers = {cls: cls.construct for cls in _ms_dropout_layers()}
+            functions = {name: getattr(ops, name) for name in MASKED_DROPOUTS if hasattr(ops, name)}
+            for cls, construct in layers.items():
+                cls.construct = self._dropout_layer(construct, statement, _ms_kind(cls))
+            for name, fn in functions.items():
+                setattr(ops, name, self._dropout_function(fn, statement, MASKED_DROPOUTS[name]))
         try:
             yield
         finally:
             for name, fn in originals.items():
                 setattr(ops, MS_NAMES.get(name, name), fn)
-            if masks:
-                mindspore.nn.Dropout.construct, ops.dropout = layer, function
+            for cls, construct in layers.items():
+                cls.construct = construct
+            for name, fn in functions.items():
+                setattr(ops, name, fn)
             self.complete = (self.recorded > 0 and not self.dropped and self.stopped is None
                              and not any(self.queues.values()))
             self.queues.clear()
@@ -255,19 +290,23 @@ class DrawReplay:
 
         return functools.wraps(fn)(draw)
 
-    def _masked(self, x, statement: int, ms_p: float):
+    def _masked(self, x, statement: int, ms_p: float, kind: str, source):
         """``x`` with PyTorch's next dropout mask applied (and scaled by 1/(1-p)), or None
         when there is none for it (the MindSpore layer then draws its own). ``ms_p``: the
         drop probability the MindSpore layer or call has: one that is not PyTorch's (a
-        port passing keep_prob for p) stops the replay, so the difference shows."""
+        port passing keep_prob for p) stops the replay, so the difference shows; so does a
+        mask of the other ``kind`` (a channel dropout ported to an element one).
+        ``source``: what applied it (a layer, or a call site), counted for the report."""
         queue = self.queues.get(DROPOUT)
         if self.stopped is not None or not queue:
             return None
-        mask, p = queue[0]
+        mask, p, torch_kind = queue[0]
         shape = tuple(getattr(x, "shape", ()))
-        if tuple(mask.shape) != shape or abs(ms_p - p) > 1e-9:
+        if tuple(mask.shape) != shape or abs(ms_p - p) > 1e-9 or kind != torch_kind:
             what = (f"of shape {shape} met PyTorch's mask of shape {tuple(mask.shape)}"
-                    if tuple(mask.shape) != shape else f"drops with p={ms_p:g} where PyTorch's dropped with p={p:g}")
+                    if tuple(mask.shape) != shape
+                    else f"drops with p={ms_p:g} where PyTorch's dropped with p={p:g}" if abs(ms_p - p) > 1e-9
+                    else f"drops one {kind} at a time where PyTorch's dropped one {torch_kind} at a time")
             self.stopped = (f"statement {statement + 1}: a MindSpore dropout {what}; the masks after it "
                             "are MindSpore's own")
             self.problems.append(self.stopped)
@@ -276,41 +315,87 @@ class DrawReplay:
         import mindspore
 
         self.replayed["dropout mask"] += 1
+        self.mask_sources.add(source)
         return x * mindspore.Tensor(mask, dtype=x.dtype) * (1.0 / (1.0 - p))
 
-    def _dropout_layer(self, construct, statement: int):
+    def _dropout_layer(self, construct, statement: int, kind: str):
         replay = self
 
         def dropout_construct(cell, x):
-            if cell.training and cell.keep_prob != 1 and cell.p != 0 and not _inside_mindspore():
-                ms_p = cell.p if cell.p is not None else 1.0 - cell.keep_prob
-                out = replay._masked(x, statement, float(ms_p))
+            ms_p = _layer_p(cell)
+            if cell.training and ms_p and not _inside_mindspore():
+                out = replay._masked(x, statement, float(ms_p), kind, ("layer", id(cell)))
                 if out is not None:
                     return out
             return construct(cell, x)
 
         return functools.wraps(construct)(dropout_construct)
 
-    def _dropout_function(self, fn, statement: int):
+    def _dropout_function(self, fn, statement: int, kind: str):
         replay = self
 
-        def dropout(input, p=0.5, training=True, seed=None):
+        @functools.wraps(fn)
+        def dropout(input, p=0.5, training=True, *args, **kwargs):
             if training and 0 < p < 1 and not _inside_mindspore():
-                out = replay._masked(input, statement, float(p))
+                caller = sys._getframe(1)
+                out = replay._masked(input, statement, float(p), kind,
+                                     ("call", caller.f_code.co_filename, caller.f_lineno))
                 if out is not None:
                     return out
-            return fn(input, p=p, training=training, seed=seed)
+            return fn(input, p, training, *args, **kwargs)
 
-        return functools.wraps(fn)(dropout)
+        return dropout
 
     def summary(self) -> str:
-        """What the MindSpore side took in this run ("" when nothing)."""
+        """What the MindSpore side took in this run ("" when nothing): the dropout masks
+        replayed (how many layers or call sites applied them, in how many calls) and the
+        other draws."""
         if not self.replayed:
             return ""
-        total = sum(self.replayed.values())
-        each = ", ".join(f"{name} ×{n}" for name, n in sorted(self.replayed.items()))
-        return (f"PyTorch's values used for {total} draw{'s' if total != 1 else ''} made while "
-                f"statements ran ({each})")
+        parts = []
+        masks = self.replayed.get(DROPOUT, 0)
+        if masks:
+            where = len(self.mask_sources)
+            parts.append(f"dropout masks replayed: {where} layer{'s' if where != 1 else ''} or call site"
+                         f"{'s' if where != 1 else ''}, {masks} call{'s' if masks != 1 else ''} "
+                         f"(dropout mask ×{masks})")
+        others = {name: n for name, n in self.replayed.items() if name != DROPOUT}
+        if others:
+            total = sum(others.values())
+            each = ", ".join(f"{name} ×{n}" for name, n in sorted(others.items()))
+            parts.append(f"PyTorch's values used for {total} draw{'s' if total != 1 else ''} made while "
+                         f"statements ran ({each})")
+        return "; ".join(parts)
+
+
+def _ms_dropout_layers() -> list:
+    """MindSpore's dropout layers whose ``construct`` takes PyTorch's masks."""
+    import mindspore
+
+    return [getattr(mindspore.nn, name) for name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d")
+            if hasattr(mindspore.nn, name)]
+
+
+def _ms_kind(cls) -> str:
+    return "element" if cls.__name__ == "Dropout" else "channel"
+
+
+def _layer_p(cell) -> float:
+    """The drop probability of a MindSpore dropout layer (0 when it keeps everything):
+    ``nn.Dropout`` holds ``p`` (or only ``keep_prob``), ``nn.Dropout1d`` ``prob``,
+    ``nn.Dropout2d/3d`` ``keep_prob``."""
+    p = getattr(cell, "p", None)
+    if p is None:
+        p = getattr(cell, "prob", None)
+    if p is None:
+        keep = getattr(cell, "keep_prob", 1.0)
+        p = 1.0 - keep
+    return float(p) if 0 < float(p) < 1 else 0.0
+
+
+#: parity's own modules whose frames wrap a Cell call (this one's dropout patches, the
+#: layer drill-down's and the first-call synchronisation's ``Cell.__call__`` wrappers)
+_WRAPPERS = frozenset({__name__, "msmagic.parity_check.layers", "msmagic.parity_check.sync"})
 
 
 def _inside_mindspore() -> bool:
@@ -322,7 +407,7 @@ def _inside_mindspore() -> bool:
     frame = sys._getframe(2)
     while frame is not None:
         name = frame.f_globals.get("__name__", "")
-        if name == __name__ or name.startswith(("mindspore.nn.cell", "mindspore.common", "functools")):
+        if name in _WRAPPERS or name.startswith(("mindspore.nn.cell", "mindspore.common", "functools")):
             frame = frame.f_back
             continue
         # MindSpore's recurrent layers (mindspore.nn.layer.rnns, rnn_cells); a container

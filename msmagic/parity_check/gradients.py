@@ -112,6 +112,9 @@ class GradientLink:
         self.decays = bool(defaults.get("weight_decay"))
         self.had_grad: set = set()  # indices of the PyTorch parameters that had a gradient
         self.first_unused: Optional[tuple[int, int]] = None  # (step number, parameters without gradient)
+        self.bad_names: list = []
+        #: the MindSpore optimizer's parameter names, in the order its gradients come
+        self.ms_names: list = []
         self.torch_optimizer = weakref.ref(torch_opt)
         self.held = None  # the optimizer itself, while a statement that built it runs
         self._handle = torch_opt.register_step_pre_hook(self._record)
@@ -172,8 +175,11 @@ class GradientLink:
             if row.status == MATCH:
                 if self.worst is None or (row.max_abs or 0) > (self.worst.max_abs or 0):
                     self.worst = row
-            elif self.first_bad is None:
-                self.first_bad = (self.taken, row)
+            else:
+                if self.first_bad is None:
+                    self.first_bad = (self.taken, row)
+                if self.first_bad[0] == self.taken and k < len(self.ms_names):
+                    self.bad_names.append(self.ms_names[k])
             if theirs.size == mine.size:
                 out[k] = mindspore.Tensor(theirs.reshape(tuple(mine.shape)), dtype=mine.dtype)
         return type(grads)(out) if isinstance(grads, tuple) else out
@@ -208,10 +214,14 @@ class GradientLink:
     def reset(self) -> None:
         self.taken = self.missed = self.dropped = 0
         self.first_bad = self.worst = self.first_unused = None
+        #: the MindSpore names of the parameters whose gradients differed at the first
+        #: step that differed
+        self.bad_names: list = []
 
     def report(self, run, statement: int) -> Optional[Row]:
         """Say what the MindSpore side of one parity step took; the failing row, if any."""
         taken, missed, bad, worst, dropped = self.taken, self.missed, self.first_bad, self.worst, self.dropped
+        bad_names = self.bad_names
         unused = self.first_unused
         self.reset()
         if not taken and not missed:
@@ -252,6 +262,12 @@ class GradientLink:
         row.note = (f"at optimizer step {number} ({row.note}): the gradients MindSpore computed differ from "
                     "PyTorch's (the forward pass or the loss differs); the step went on with "
                     "PyTorch's gradients")
+        row.parameters = by_layer(bad_names)
+        if row.parameters:
+            shown = "; ".join(f"{layer or '(top level)'} ({', '.join(leaves)})" for layer, leaves in row.parameters[:4])
+            more = len(row.parameters) - 4
+            row.note += (f". The first parameters whose gradients differ, by layer: {shown}"
+                         + (f" and {more} more layer{'s' if more != 1 else ''}" if more > 0 else ""))
         return row
 
     def close(self) -> None:
@@ -334,6 +350,7 @@ def attach(link: GradientLink, ms_opt, tns: dict, mns: dict, params) -> str:
             return "its parameters could not be paired with PyTorch's"
         pairs = list(range(len(ms_params)))
     link.pairs = pairs
+    link.ms_names = [str(getattr(m, "name", "") or "") for m in ms_params]
     cls = type(ms_opt)
     base = cls.__mro__[1] if getattr(cls, "_msmagic_link", None) is not None else cls
     ms_opt.__class__ = type(base.__name__, (base,), {
@@ -366,3 +383,13 @@ def _pair_by_name(torch_params, ms_params, tns, mns, params) -> Optional[list]:
     if any(i is None for i in pairs):
         return None
     return pairs
+
+
+def by_layer(names) -> tuple:
+    """Parameter names grouped by the layer that owns them, in order of first appearance:
+    ``["fc.weight", "fc.bias", "bn.gamma"]`` -> ``(("fc", ("weight", "bias")), ("bn", ("gamma",)))``."""
+    groups: dict = {}
+    for name in names:
+        layer, _, leaf = name.rpartition(".")
+        groups.setdefault(layer, []).append(leaf)
+    return tuple((layer, tuple(leaves)) for layer, leaves in groups.items())

@@ -49,9 +49,11 @@ class ParityOptions:
     None. ``sync``: take from PyTorch what is
     not to be compared: random draws (replayed in order inside loops and functions),
     freshly initialised parameters, shuffle orders, and the gradients each optimizer step
-    applies (after comparing them). ``against``: explicit MindSpore
+    applies (after comparing them); dropout masks are PyTorch's. ``against``: explicit MindSpore
     code to run instead of the port (a str, or anything with a str ``.code`` such as a
-    PortResult; kept as the code).
+    PortResult; kept as the code). ``layers``: compare every layer call of the
+    statements that call modules, to name the first layer whose output differs
+    (:mod:`~msmagic.parity_check.layers`; needs ``sync``).
     """
 
     device: Optional[str] = "CPU"
@@ -61,6 +63,7 @@ class ParityOptions:
     timeout: Optional[float] = None
     sync: bool = True
     against: Optional[str] = None
+    layers: bool = True
 
     def __post_init__(self) -> None:
         def put(name, value):
@@ -92,8 +95,9 @@ class ParityOptions:
                     "timeout", f"must be at most {MAX_TIMEOUT:g} seconds (inf for no limit), not {timeout!r}")
             else:
                 put("timeout", float(timeout))
-        if not isinstance(self.sync, bool):
-            raise OptionError("sync", f"must be True or False, not {self.sync!r}")
+        for name in ("sync", "layers"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(name, f"must be True or False, not {getattr(self, name)!r}")
         if self.against is not None:
             code = self.against if isinstance(self.against, str) else getattr(self.against, "code", None)
             if not isinstance(code, str):

@@ -83,6 +83,11 @@ class ParityReport:
     #: parity cell diverged) and took PyTorch's values on the MindSpore side first: name
     #: -> the largest difference they had (None where not numeric)
     realigned: dict = field(default_factory=dict)
+    #: the layer calls of the statement that diverged (or failed on the MindSpore side),
+    #: compared one by one: a :class:`~msmagic.parity_check.layers.LayerReport` whose
+    #: ``first`` is the first layer whose output differs while its input matched; None
+    #: when that statement called no layer both sides have
+    layers: Any = None
 
     #: which renderers show it (``msmagic.render`` dispatches on this)
     render_kind: ClassVar[str] = "parity"

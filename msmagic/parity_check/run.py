@@ -126,6 +126,9 @@ class PairRun:
     #: name -> (the loop statement that bound it, its value in the float64 re-run of that
     #: loop's last iteration): a difference within float32 rounding of it is a match
     rounding: dict = field(default_factory=dict)
+    #: statement index -> the :class:`~msmagic.parity_check.layers.LayerReport` of the
+    #: layer calls it made, compared (statements traced until the first divergence)
+    layer_reports: dict = field(default_factory=dict)
 
     @property
     def error_statement(self) -> Optional[int]:
@@ -213,6 +216,7 @@ def execute(
     port=None,
     params: Optional[dict] = None,
     sync: bool = True,
+    layers: bool = True,
     rtol: float = ParityOptions.rtol,
     atol: float = ParityOptions.atol,
     names: Optional[list[str]] = None,
@@ -240,7 +244,8 @@ def execute(
     ``skip_unchanged_copies``: a module copied from PyTorch that nothing changed since is
     left out of the final comparison (the report lists it as synchronised); the mapping
     tests keep comparing such copies, which checks the parameter-name maps.
-    ``files_apart``: the MindSpore side's file writes go to the shadow namespace's folder
+    ``layers``: compare each layer call of the statements that call modules
+    (``run.layer_reports``). ``files_apart``: the MindSpore side's file writes go to the shadow namespace's folder
     (:mod:`~msmagic.parity_check.files`); the mapping tests give each side a folder of
     its own instead and check the files the port wrote there.
     """
@@ -248,7 +253,7 @@ def execute(
     if params is None:
         params = learn(getattr(port, "module_params", None) or {})
     syncer = Synchroniser(run, params, enabled=sync, rtol=rtol, atol=atol, state=shadow_state(mns),
-                          files_apart=files_apart)
+                          files_apart=files_apart, layers=layers)
     ms_name = syncer.ms_name
     bound_by: dict[str, int] = {}
     budget = {"torch": timeout, "mindspore": timeout}
@@ -269,6 +274,7 @@ def execute(
     except KeyboardInterrupt:
         run.interrupted = True
     run.timings["compare"] += time.perf_counter() - t0
+    run.layer_reports = syncer.layers.reports
     restore_sigint()
     return run
 
@@ -326,11 +332,14 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
         except SideTimeout:
             run.timed_out, state["ms_alive"] = "MindSpore", False
             run.ms_timeout_statement = step.index
+            reset_autograd()
         except KeyboardInterrupt:
             run.interrupted, run.interrupted_step = True, step.index
+            reset_autograd()
             return False
         except BaseException as exc:  # noqa: BLE001
             run.ms_error, run.ms_error_statement, state["ms_alive"] = exc, step.index, False
+            reset_autograd()
     for name in step.bound:
         bound_by[name] = step.index
     note = lock.note() if lock is not None else None
@@ -346,6 +355,29 @@ def _run_step(step, k, steps, run, syncer, tns, mns, filenames, budget, keep_out
     finally:
         run.timings["compare"] += time.perf_counter() - t0
     return True
+
+
+def reset_autograd() -> None:
+    """After the MindSpore side stopped inside a function being differentiated
+    (``value_and_grad``'s forward raised), MindSpore's executor is left recording: every
+    later parity run in the process then fails at its first in-place update ("a leaf
+    tensor that requires grad is being used in an inplace operator"). Clear it."""
+    import sys
+
+    if "mindspore" not in sys.modules:
+        return
+    try:
+        from mindspore.graph.api import _pynative_executor as executor
+    except ImportError:  # pragma: no cover - MindSpore before 2.9 kept it in common.api
+        try:
+            from mindspore.common.api import _pynative_executor as executor
+        except ImportError:
+            return
+    try:
+        if executor.grad_flag():
+            executor.clear_res()
+    except Exception:  # noqa: BLE001 - nothing to clear
+        pass
 
 
 def _loop_lockstep(step, syncer, rtol, atol):
@@ -423,6 +455,8 @@ def _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_nam
     run.rows.extend(failed)
     if each_step and run.first_divergence is None and failed:
         run.first_divergence = (step.index, failed)
+    if run.first_divergence is not None:  # later statements start from values that differ
+        syncer.layers.enabled = False
     if each_step and run.first_divergence is None:
         watch = {m for m in step.bound if syncer.values.get(m) != step.index}
         watch |= {m for m in step.names if m in syncer.modules}
@@ -440,6 +474,7 @@ def _sync_and_compare(step, run, syncer, tns, mns, each_step, rtol, atol, ms_nam
             bad = _rounding(run, step, lock, tns, mns, bad, atol)
         if bad:
             run.first_divergence = (step.index, bad)
+            syncer.layers.enabled = False
         restore_sigint()
 
 

@@ -15,12 +15,19 @@
   same batches. Loaders are paired as they are built while a statement runs (the k-th
   MindSpore DataLoader built follows the k-th PyTorch one, so a loader a function builds
   and iterates is followed too) and by the name a statement binds;
-* random draws made while a statement runs (inside a loop or a function) are recorded on
-  the PyTorch side and replayed in order on the MindSpore side (:mod:`.draws`);
+* random draws made while a statement runs (inside a loop or a function), and the masks
+  of PyTorch's dropout layers, are recorded on the PyTorch side and replayed in order on
+  the MindSpore side (:mod:`.draws`);
+* every layer call of a statement that calls a model is compared as the MindSpore side
+  makes it, to name the first layer whose output differs (:mod:`.layers`);
 * an optimizer's steps run on PyTorch's gradients after comparing them
   (:mod:`.gradients`); an optimizer built while a statement runs (a script's
   ``if __name__ == "__main__":`` block, a function that builds and fits) is paired, as
   loaders are, with the MindSpore optimizer built in its place: the k-th with the k-th.
+
+The draw replay and the layer drill-down are *parts*: objects with ``torch_side(step,
+tns)`` and ``ms_side(step, mns)``, context managers open while that side of a statement
+runs, which :class:`Synchroniser` enters in the order of its ``parts``.
 
 Parameter names come from the port: each ported statement carries, for every PyTorch
 layer it constructs, the parameter-name map of the layer's mapping entry
@@ -40,6 +47,7 @@ from typing import Callable, Optional
 
 from msmagic.parity_check import gradients
 from msmagic.parity_check.draws import DrawReplay, HostRandom, initialiser, random_apis
+from msmagic.parity_check.layers import LayerTrace
 from msmagic.parity_check.state import ShadowState
 from msmagic.parity_check.compare import (
     DIFFERS,
@@ -171,7 +179,7 @@ class Synchroniser:
     """
 
     def __init__(self, run, params: dict, enabled: bool = True, rtol: float = 1e-5,
-                 atol: float = 1e-5, state=None, files_apart: bool = True) -> None:
+                 atol: float = 1e-5, state=None, files_apart: bool = True, layers: bool = True) -> None:
         self.run = run
         #: the MindSpore side writes into its shadow folder (else where its code says)
         self.files_apart = files_apart
@@ -208,6 +216,14 @@ class Synchroniser:
         #: modules a statement builds and calls before it ends (a script's
         #: ``if __name__ == "__main__":`` block builds the model and trains it)
         self.first_calls = FirstCalls()
+        #: every layer call compared as the MindSpore side makes it (the first layer
+        #: whose computation differs)
+        self.layers = LayerTrace(params, ms_name_for, rtol, atol, enabled=enabled and layers)
+        #: the parts that act while each side of a statement runs, in this order: each has
+        #: ``torch_side(step, tns)`` and ``ms_side(step, mns)``, context managers open
+        #: while that side runs. Draws are replayed before layers are traced, so a traced
+        #: layer sees the values it computes with.
+        self.parts = (self.draws, self.layers)
 
     @contextlib.contextmanager
     def torch_side(self, step, tns: dict):
@@ -217,7 +233,8 @@ class Synchroniser:
         with contextlib.ExitStack() as stack:
             stack.enter_context(self.host_random.torch_side(step, tns))
             if self.enabled:
-                stack.enter_context(self.draws.recording())
+                for part in self.parts:
+                    stack.enter_context(part.torch_side(step, tns))
                 stack.enter_context(self.first_calls.recording(tns))
                 # the shuffled loaders it builds are linked, for the MindSpore side to follow
                 self._built = []
@@ -237,7 +254,8 @@ class Synchroniser:
         with contextlib.ExitStack() as stack:
             stack.enter_context(self.host_random.ms_side(mns))
             if self.enabled:
-                stack.enter_context(self.draws.replaying(step.index))
+                for part in self.parts:
+                    stack.enter_context(part.ms_side(step, mns))
                 stack.enter_context(self.first_calls.replaying(mns, self.params))
                 # the loaders it builds follow the orders of those PyTorch built in the same place
                 built = iter(list(self._built))

@@ -40,6 +40,8 @@ from msmagic.parity_check.compare import (
     OUTPUT_NAME,
 )
 
+from msmagic.parity_check.layers import layer_table
+
 from . import Hunk, VIEWS, compute_hunks, plural, resolve_view, rule_title, split_lines
 from . import html as _html
 
@@ -466,6 +468,8 @@ def render_parity_text(report, color: bool = False) -> str:
         else:
             lines.append("  no rule changed this statement")
 
+    lines.extend(_layers_text(report, color))
+
     for err in _errors(report):
         lines.append("")
         lines.append(
@@ -495,6 +499,133 @@ def render_parity_text(report, color: bool = False) -> str:
         for note in report.notes:
             lines.append(f"  - {note}")
     return "\n".join(lines)
+
+
+def _layers_shown(report):
+    """The layer report worth showing: one with a divergent layer, or the layers of a
+    statement that diverged or failed (else None: everything matched)."""
+    layers = getattr(report, "layers", None)
+    if layers is None or not layers.rows:
+        return None
+    if layers.first is None and report.ok:
+        return None
+    return layers
+
+
+def _depth(row) -> int:
+    return row.path.count(".") + 1 if row.path else 0
+
+
+def _gradient_summary(layers) -> str:
+    grads = layers.gradients
+    if not grads:
+        return ""
+    matched = [g for g in grads if g[2] == "match"]
+    shown = "; ".join(f"{layer or '(top level)'} ({', '.join(leaves)}){'' if st == 'match' else f' [forward {st}]' if st else ''}"
+                      for layer, leaves, st in grads[:6])
+    more = f" and {len(grads) - 6} more" if len(grads) > 6 else ""
+    text = (f"gradients differ in {plural(len(grads), 'layer')}: {shown}{more}. ")
+    if matched:
+        text += (f"The forward output matched in {len(matched)} of them: their gradients differ because the "
+                 "gradient flowing back from a later layer does")
+        if layers.first is not None:
+            text += f" (the first forward divergence is {layers.first.where})"
+        text += "."
+    return text
+
+
+def _layers_text(report, color: bool) -> list[str]:
+    layers = _layers_shown(report)
+    if layers is None:
+        return []
+    lines = ["", f"layers of statement {layers.statement + 1} ({layers.compared} of "
+             f"{plural(layers.calls, 'layer call')} compared):"]
+    first = layers.first
+    if first is not None:
+        lines.append("  " + _paint(layers.summary(), "error", color))
+        if first.rule_ids:
+            lines.append("    ported by " + ", ".join(first.rule_ids))
+    else:
+        lines.append("  no layer's output differs where its input matched (the difference comes from "
+                     "outside the layers: a functional call, the loss or the data)")
+    for note in layers.notes:
+        lines.append(f"  {note}")
+    rows = layer_table(layers)
+    width = max((2 * _depth(r) + len(r.path or r.model) for r in rows), default=10) + 2
+    for r in rows:
+        label = ("  " * _depth(r) + (r.path.rsplit(".", 1)[-1] if r.path else r.model)).ljust(width)
+        pair = f"{r.torch_class} → {r.ms_class or '-'}"
+        call = f" (call {r.call + 1})" if r.call else ""
+        lines.append(f"  {label} {pair:<34} {format_number(r.out_max_abs):>10}  {r.status or r.note}{call}")
+    if len(rows) < len(layer_table(layers, limit=10 ** 9)):
+        lines.append(f"  ... {len(layer_table(layers, limit=10 ** 9)) - len(rows)} more layer calls")
+    grads = _gradient_summary(layers)
+    if grads:
+        lines.append("  " + grads)
+    return lines
+
+
+_LAYER_STATUS_STYLE = {
+    "match": "status_match", "differs": "status_differs", "shape": "status_differs",
+    "state differs": "status_differs", "follows": "status_only", "missing": "status_not-comparable",
+    "random": "status_only",
+}
+
+
+def _layers_html(report) -> str:
+    """The first divergent layer and the per-layer table, collapsed (a ``<details>``
+    element: it opens without scripts, in an untrusted notebook too)."""
+    layers = _layers_shown(report)
+    if layers is None:
+        return ""
+    first = layers.first
+    if first is not None:
+        head = (f'First divergent layer: <code>{_e(first.where)}</code> ({_e(first.torch_class)} → '
+                f'{_e(first.ms_class or "?")}), call {first.call + 1}: input max |Δ| '
+                f'{_e(format_number(first.in_max_abs))}, output max |Δ| {_e(format_number(first.out_max_abs))}'
+                + (f" — {_e(first.note)}" if first.note else ""))
+        if first.rule_ids:
+            head += " · ported by " + ", ".join(f"<code>{_e(r)}</code>" for r in first.rule_ids)
+    else:
+        head = ("No layer's output differs where its input matched: the difference comes from outside the "
+                "layers (a functional call, the loss or the data).")
+    # the table's font and the rows' rules are set once (cells inherit them); each cell
+    # carries only its padding, so 40 rows stay a few kilobytes in a saved notebook
+    th, num = P["th"], P["th"] + ";" + P["num"]
+    cell, right = "padding:2px 8px", "padding:2px 8px;text-align:right;white-space:nowrap"
+    line = "border-bottom:1px solid rgba(128,128,128,.25)"
+    rows = layer_table(layers)
+    noted = any(r.note for r in rows)
+    body = []
+    for r in rows:
+        status = _LAYER_STATUS_STYLE.get(r.status)
+        name = r.path.rsplit(".", 1)[-1] if r.path else r.model
+        body.append(
+            f'<tr class="msm-layer" data-path="{_e(r.where)}" data-status="{_e(r.status)}" style="{line}">'
+            f'<td style="padding:2px 8px 2px {8 + 14 * _depth(r)}px" title="{_e(r.where)}">{_e(name)}</td>'
+            f'<td style="{cell}">{_e(r.torch_class)} \u2192 {_e(r.ms_class or "-")}</td>'
+            f'<td style="{right}">{r.call + 1}</td>'
+            f'<td style="{right}">{_e(format_number(r.in_max_abs))}</td>'
+            f'<td style="{right}">{_e(format_number(r.out_max_abs))}</td>'
+            f'<td style="{cell}{";" + P[status] if status else ""}">{_e(r.status or "-")}</td>'
+            + (f'<td style="{cell};font-family:inherit">{_e(r.note)}</td>' if noted else "") + "</tr>")
+    table = (f'<table class="msm-layer-table" style="{P["table"]};{P["mono"]}"><thead><tr>'
+             f'<th style="{th}">Layer</th><th style="{th}">PyTorch \u2192 MindSpore</th>'
+             f'<th style="{num}">Call</th><th style="{num}">input max |\u0394|</th>'
+             f'<th style="{num}">output max |\u0394|</th><th style="{th}">Status</th>'
+             + (f'<th style="{th}">Note</th>' if noted else "")
+             + f'</tr></thead><tbody>{"".join(body)}</tbody></table>')
+    notes = "".join(f'<div class="msm-meta" style="{S["meta"]}">{_e(n)}</div>' for n in layers.notes)
+    grads = _gradient_summary(layers)
+    if grads:
+        notes += f'<div class="msm-layer-gradients msm-meta" style="{S["meta"]}">{_e(grads)}</div>'
+    return (f'<div class="msm-layers" style="{P["box"] if first is not None else S["meta"]}" '
+            f'data-statement="{layers.statement}" data-first="{_e(first.where) if first else ""}">'
+            f'<div class="msm-section" style="font-weight:600">Layers of statement {layers.statement + 1} '
+            f'({layers.compared} of {plural(layers.calls, "layer call")} compared)</div>'
+            f'<div class="msm-first-layer">{head}</div>{notes}'
+            f'<details class="msm-layer-details"><summary style="cursor:pointer">Per-layer table '
+            f'({len(rows)} rows)</summary><div style="{S["pane"]}">{table}</div></details></div>')
 
 
 # --------------------------------------------------------------------------- text/html
@@ -913,6 +1044,7 @@ def render_parity_html(report, view: Optional[str] = None) -> str:
         parts.append(f'<div class="msm-ms-only" style="{S["meta"]}">Only in the MindSpore code, '
                      f"not compared (names the port introduced): {names}</div>")
     parts.append(_divergence_html(report))
+    parts.append(_layers_html(report))
     errors = _errors(report)
     if errors:
         parts.append("".join(_error_html(report, err) for err in errors))
