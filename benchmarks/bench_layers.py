@@ -14,8 +14,9 @@ that costs, on the two shapes the issue names:
   48 training steps (only the first ``MAX_CALLS`` calls of each layer are copied).
 
 For each: the median of 3 parity runs with ``layers=True`` divided by the median of 3
-with ``layers=False`` (the same process, alternating, after a warm-up run of each), and
-the peak memory (max RSS) of a fresh process running each once.
+with ``layers=False`` (the same process, alternating, after a warm-up run of each; one
+run each for the longer resnet cells), and, for the first two, the peak memory (max RSS)
+of a fresh process running each once.
 
 Target (issue 19): time ratio <= 1.3, peak memory ratio <= 1.2.
 Run: ``.venv/bin/python benchmarks/bench_layers.py`` (``--quick``: one run each, no
@@ -121,9 +122,10 @@ def one_run(case: str, layers: bool):
     return time.perf_counter() - t0, report
 
 
-def time_case(case: str, repeat: int) -> dict:
-    one_run(case, True)  # warm-up: imports, kernels, MindSpore's first-call compilation
-    one_run(case, False)
+def time_case(case: str, repeat: int, warm_up: bool = True) -> dict:
+    if warm_up:  # imports, kernels, MindSpore's first-call compilation
+        one_run(case, True)
+        one_run(case, False)
     on, off = [], []
     report = None
     for _ in range(repeat):
@@ -164,7 +166,8 @@ def main() -> None:
     repeat = 1 if quick else 3
     print(f"layer drill-down cost (median of {repeat}; ratio = with / without)")
     for case in CASES:
-        r = time_case(case, repeat)
+        growth = case.startswith("resnet x")  # the resnet cell is warm; one run each
+        r = time_case(case, 1 if growth else repeat, warm_up=not growth)
         print(f"  {case:12s} time {r['with']:6.2f} s / {r['without']:6.2f} s = {r['ratio']:.2f}x  "
               f"({r['compared']} of {r['layer calls']} layer calls compared; {r['verdict']}; "
               f"first divergent layer: {r['first divergent layer']})")

@@ -340,3 +340,20 @@ def test_the_first_divergent_layer_takes_the_rules_that_ported_its_class():
     mine = LayerRow("model", "bn", "BatchNorm2d", "nn.BatchNorm2d", status="differs")
     _layer_report(run_with(mine), ParityReport(port=port), port, ParityOptions(against="x = 1"))
     assert mine.rule_ids == []
+
+
+def test_a_long_table_keeps_the_first_divergent_layer_in_view():
+    """The collapsed table shows at most 40 rows: when the first divergent layer lies
+    further down, the window moves to it (the model's own row stays first)."""
+    from msmagic.parity_check.layers import LayerReport, LayerRow, layer_table
+
+    rows = [LayerRow("model", f"blocks.{i}", "Linear", "nn.Dense", status="match", start=i + 1, order=i)
+            for i in range(100)]
+    rows.insert(0, LayerRow("model", "", "Net", "Net", status="differs", start=0, order=100))
+    rows[71].status = "differs"
+    report = LayerReport(statement=0, rows=rows, first=rows[71], calls=101, compared=101)
+    shown = layer_table(report)
+    assert len(shown) == 40 and shown[0].path == "" and rows[71] in shown
+    assert layer_table(report, limit=None) == sorted(rows, key=lambda r: r.start)
+    report.first = rows[5]
+    assert layer_table(report)[:6] == sorted(rows, key=lambda r: r.start)[:6]

@@ -351,54 +351,65 @@ class LayerTrace:
         cls = mindspore.nn.Cell
         original = cls.__call__
         trace = self
-        stack: list = []  # (model name or None, ms path or None)
-        roots: dict = {}  # id(cell) -> (model name, {id(sub): ms path}, {ms path: torch path})
+        stack: list = []  # (the root's info, this Cell's MindSpore path or None)
+        #: id(root Cell) -> [a weak reference to it, the PyTorch model's name (None: a Cell
+        #: no PyTorch model stands for), {id(sub Cell): its path}, {its path: PyTorch's}]
+        roots: dict = {}
         counts: dict = {}
+        done = [False]
+
+        def root_info(cell):
+            info = roots.get(id(cell))
+            if info is not None and info[0]() is cell:
+                return info
+            name = _name_in(mns, cell)
+            if name is None or name not in trace._roots:
+                name = _unnamed_match(trace._roots, [i[1] for i in roots.values()])
+            _, paths, pairs = trace._ms_root(name, cell) if name is not None else (None, {}, {})
+            try:
+                ref = weakref.ref(cell)
+            except TypeError:  # kept alive for the statement
+                ref = (lambda c: (lambda: c))(cell)
+            info = roots[id(cell)] = [ref, name, paths, pairs]
+            return info
 
         def call(cell, *args, **kwargs):
+            if done[0]:
+                return original(cell, *args, **kwargs)
             if not stack:
-                info = roots.get(id(cell))
-                if info is None:
-                    name = _name_in(mns, cell)
-                    if name is None or name not in trace._roots:
-                        name = _unnamed_match(trace._roots, roots)
-                    info = trace._ms_root(name, cell) if name is not None else (None, {}, {})
-                    roots[id(cell)] = info
-                name, _, _ = info
-                entry = (name, "" if name is not None else None, cell)
+                info = root_info(cell)
+                path = "" if info[1] is not None else None
             else:
-                name = stack[0][0]
-                if name is None:
-                    entry = (None, None, cell)
-                else:
-                    paths = roots[id(stack[0][2])][1]
-                    path = paths.get(id(cell))
+                info, parent_path = stack[0][0], stack[-1][1]
+                path = None
+                if info[1] is not None:
+                    path = info[2].get(id(cell))
                     if path is None:
-                        path = paths[id(cell)] = _child_path(stack[-1], cell)
-                    entry = (name, path, cell)
-            stack.append(entry)
-            inputs = args
+                        path = info[2][id(cell)] = _child_path(parent_path, stack[-1][2], cell)
+            stack.append((info, path, cell))
             try:
                 out = original(cell, *args, **kwargs)
             finally:
                 stack.pop()
-            name, ms_path, _ = entry
-            if name is not None and ms_path is not None:
-                torch_path = roots[id(entry[2] if not stack else stack[0][2])][2].get(ms_path)
-                if torch_path is not None:
-                    key = (name, torch_path)
-                    k = counts.get(key, 0)
-                    counts[key] = k + 1
-                    rec = trace._records.pop((name, torch_path, k), None)
-                    if not trace._records and not stack:
-                        # every PyTorch record is compared: the rest of the statement runs
-                        # MindSpore's own Cell.__call__ (a long loop pays nothing more)
+            torch_path = info[3].get(path) if path is not None else None
+            if torch_path is not None:
+                key = (info[1], torch_path)
+                k = counts.get(key, 0)
+                counts[key] = k + 1
+                rec = trace._records.pop((info[1], torch_path, k), None)
+                if not trace._records and not stack:
+                    # every PyTorch record is compared: the rest of the statement pays
+                    # nothing more (MindSpore's own Cell.__call__ again, unless another
+                    # wrapper went on top of this one: then this one passes through)
+                    done[0] = True
+                    if cls.__call__ is call:
                         cls.__call__ = original
-                    if rec is not None:
-                        try:
-                            trace._compare(rec, cell, ms_path, inputs, out)
-                        except Exception as exc:  # noqa: BLE001 - a value no comparison reads
-                            rec.row.status, rec.row.note = "", f"its output could not be read ({type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else exc!r})"
+                if rec is not None:
+                    try:
+                        trace._compare(rec, cell, path, args, out)
+                    except Exception as exc:  # noqa: BLE001 - a value MindSpore cannot read
+                        text = str(exc).splitlines()[0][:120] if str(exc) else repr(exc)
+                        rec.row.status, rec.row.note = "", f"its output could not be read ({type(exc).__name__}: {text})"
             return out
 
         cls.__call__ = call
@@ -409,8 +420,9 @@ class LayerTrace:
             stopped = True  # the layers it did not reach are not missing
             raise
         finally:
-            cls.__call__ = original
-            self._paired = {info[0] for info in roots.values() if info[0] is not None}
+            if cls.__call__ is call:
+                cls.__call__ = original
+            self._paired = {info[1] for info in roots.values() if info[1] is not None}
             try:
                 self._report(step, stopped)
             except Exception as exc:  # noqa: BLE001 - the drill-down never fails the run
@@ -587,10 +599,9 @@ def unreplayed_randomness(module) -> str:
     return ""
 
 
-def _child_path(parent_entry, cell) -> Optional[str]:
+def _child_path(parent_path: Optional[str], parent, cell) -> Optional[str]:
     """The path of ``cell`` under the Cell that is calling it, for a child
     ``cells_and_names`` leaves out (MindSpore skips an empty ``SequentialCell``)."""
-    _, parent_path, parent = parent_entry
     if parent_path is None:
         return None
     for attr, child in getattr(parent, "_cells", {}).items():
@@ -625,19 +636,21 @@ def _name_in(ns: dict, obj) -> Optional[str]:
     return None
 
 
-def _unnamed_match(torch_roots: dict, ms_roots: dict) -> Optional[str]:
+def _unnamed_match(torch_roots: dict, taken_names) -> Optional[str]:
     """An unnamed PyTorch model (``#k``, built in the statement) for the next unnamed
-    MindSpore one, in the order each side first called them."""
-    taken = {info[0] for info in ms_roots.values()}
+    MindSpore one, in the order each side first called them (``taken_names``: the names
+    the MindSpore side paired so far)."""
+    taken = set(taken_names)
     for name in torch_roots:
         if name.startswith("#") and name not in taken:
             return name
     return None
 
 
-def layer_table(report: LayerReport, limit: int = 40) -> list[LayerRow]:
+def layer_table(report: LayerReport, limit: Optional[int] = 40) -> list[LayerRow]:
     """The rows to show, as a call tree (a parent before its children): the first call of
-    each layer, and its later calls where they did not match."""
+    each layer, and its later calls where they did not match; at most ``limit`` of them,
+    a window around the first divergent layer when it lies further down."""
     rows = sorted(report.rows, key=lambda r: r.start)
     shown, seen = [], set()
     for row in rows:
@@ -646,5 +659,13 @@ def layer_table(report: LayerReport, limit: int = 40) -> list[LayerRow]:
             continue
         seen.add(key)
         shown.append(row)
+    if limit is None or len(shown) <= limit:
+        return shown
+    if report.first is not None and report.first in shown[limit:]:
+        # a window around the first divergent layer, so the table shows it (and the
+        # model's own row first)
+        at = shown.index(report.first)
+        start = max(1, min(at - limit // 2, len(shown) - limit + 1))
+        return shown[:1] + shown[start:start + limit - 1]
     return shown[:limit]
 

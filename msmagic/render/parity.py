@@ -557,8 +557,9 @@ def _layers_text(report, color: bool) -> list[str]:
         pair = f"{r.torch_class} → {r.ms_class or '-'}"
         call = f" (call {r.call + 1})" if r.call else ""
         lines.append(f"  {label} {pair:<34} {format_number(r.out_max_abs):>10}  {r.status or r.note}{call}")
-    if len(rows) < len(layer_table(layers, limit=10 ** 9)):
-        lines.append(f"  ... {len(layer_table(layers, limit=10 ** 9)) - len(rows)} more layer calls")
+    hidden = len(layer_table(layers, limit=None)) - len(rows)
+    if hidden > 0:
+        lines.append(f"  ... {plural(hidden, 'more row')}")
     grads = _gradient_summary(layers)
     if grads:
         lines.append("  " + grads)
@@ -609,6 +610,10 @@ def _layers_html(report) -> str:
             f'<td style="{right}">{_e(format_number(r.out_max_abs))}</td>'
             f'<td style="{cell}{";" + P[status] if status else ""}">{_e(r.status or "-")}</td>'
             + (f'<td style="{cell};font-family:inherit">{_e(r.note)}</td>' if noted else "") + "</tr>")
+    hidden = len(layer_table(layers, limit=None)) - len(rows)
+    if hidden > 0:
+        body.append(f'<tr><td colspan="{7 if noted else 6}" style="{cell}">\u2026 {plural(hidden, "more row")} '
+                    '(report.layers.rows holds every one)</td></tr>')
     table = (f'<table class="msm-layer-table" style="{P["table"]};{P["mono"]}"><thead><tr>'
              f'<th style="{th}">Layer</th><th style="{th}">PyTorch \u2192 MindSpore</th>'
              f'<th style="{num}">Call</th><th style="{num}">input max |\u0394|</th>'
