@@ -57,7 +57,7 @@ class LayerRow:
     start: int = 0  # the call's place in PyTorch's order of calls (a parent before its children)
     in_max_abs: Optional[float] = None
     out_max_abs: Optional[float] = None
-    status: str = MISSING
+    status: str = ""  # set when compared (or found missing); "" for a call not compared
     note: str = ""
     #: rules that ported this layer's class (the port's edits of its constructor)
     rule_ids: list = field(default_factory=list)
