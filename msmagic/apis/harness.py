@@ -29,7 +29,8 @@ import sys
 import time
 from typing import Any, Optional
 
-RTOL, ATOL = 1e-4, 1e-5
+from msmagic.parity_check.options import DEFAULT_ATOL as ATOL, DEFAULT_RTOL as RTOL  # parity's own tolerance
+
 _WORST = {"ok": 0, "raises": 1, "differs": 2}
 
 

@@ -15,6 +15,12 @@ import numbers
 from dataclasses import dataclass
 from typing import Optional
 
+#: the tolerance ``%%ms_parity`` judges values at (``--rtol``/``--atol``); ``make verify-apis``
+#: verifies every mapping at the same tolerance, so a verified entry is one parity will not
+#: report as differing
+DEFAULT_RTOL = 1e-5
+DEFAULT_ATOL = 1e-5
+
 __all__ = ["ParityOptions", "OptionError", "DEVICES", "MAX_SEED", "MAX_TIMEOUT"]
 
 DEVICES = ("CPU", "GPU", "Ascend")
@@ -57,8 +63,8 @@ class ParityOptions:
     """
 
     device: Optional[str] = "CPU"
-    rtol: float = 1e-5
-    atol: float = 1e-5
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
     seed: Optional[int] = None
     timeout: Optional[float] = None
     sync: bool = True
