@@ -47,6 +47,9 @@ class Entry:
     flagged: str = ""
     inplace: bool = False
     table: bool = False
+    #: the largest |MindSpore - PyTorch| measured on the samples that verified it (None:
+    #: nothing numeric compared, e.g. a random draw checked for shape and dtype)
+    max_error: Optional[float] = None
 
 
 def family(key: str) -> str:
@@ -108,7 +111,8 @@ def entries() -> list[Entry]:
                   dtypes=(rec or {}).get("dtypes", {}), patterns=(rec or {}).get("patterns", []),
                   note=fields.get("note", "") or ((rec or {}).get("error", "") if _status(rec) != "verified" else ""),
                   flagged=fields.get("flagged", "") or fields.get("caveat", ""),
-                  inplace=bool(fields.get("inplace")), table=is_table)
+                  inplace=bool(fields.get("inplace")), table=is_table,
+                  max_error=(rec or {}).get("max_error"))
         if e.flagged:
             e.status = "flagged"
             if not fields.get("caveat"):  # a caveat is ported, with its finding
@@ -221,11 +225,18 @@ def _dtypes(e: Entry) -> str:
     return ", ".join(out)
 
 
+def _error(e: Entry) -> str:
+    """The measured max |d| (``0`` when every compared value was identical)."""
+    if e.max_error is None:
+        return "-"
+    return "0" if e.max_error == 0 else f"{e.max_error:.1e}"
+
+
 def render_text(rows: Optional[list] = None) -> str:
     rows = rows if rows is not None else entries()
     out = []
     for e in rows:
-        out.append(f"{e.key:<44} {e.target:<40} {e.status:<10} {e.rule:<7} {_dtypes(e)}"
+        out.append(f"{e.key:<44} {e.target:<40} {e.status:<10} {e.rule:<7} {_error(e):>8}  {_dtypes(e)}"
                    + (f"  [{e.flagged or e.note}]" if (e.flagged or e.note) else ""))
     return "\n".join(out) + "\n\n" + summary_text() + "\n"
 
@@ -247,6 +258,10 @@ def render_markdown(rows: Optional[list] = None) -> str:
         "where only a corner case the port cannot see differs (the MindSpore column names it). **failing**: the "
         "mapping is emitted but its verification failed. **unverified**: no execution covers it yet. "
         "A call outside the verified patterns is ported with an API006 finding. "
+        "**max |d|**: the largest absolute difference between the two frameworks' values measured on "
+        "those samples (`-`: nothing numeric was compared, such as a random draw checked for shape and "
+        "dtype); every comparison is made at `%%ms_parity`'s own tolerance (rtol = atol = 1e-5), so a "
+        "verified entry is one parity does not report as differing. "
         "The same listing: `python -m msmagic apis`.",
         "",
         "| family | verified | flagged | failing | unverified | total |",
@@ -268,19 +283,34 @@ def render_markdown(rows: Optional[list] = None) -> str:
         fam_rows = [e for e in rows if e.family == fam]
         if not fam_rows:
             continue
-        out += ["", f"## {fam}", "", "| PyTorch | MindSpore | status | rule | dtypes | argument patterns | note |",
-                "| --- | --- | --- | --- | --- | --- | --- |"]
+        out += ["", f"## {fam}", "",
+                "| PyTorch | MindSpore | status | rule | max \\|d\\| | dtypes | argument patterns | note |",
+                "| --- | --- | --- | --- | ---: | --- | --- | --- |"]
         for e in fam_rows:
             note = (e.flagged or e.note or "").replace("|", "\\|").replace("\n", " ")[:160]
-            out.append(f"| `{e.key}` | `{e.target}` | {e.status} | {e.rule} | {_dtypes(e)} | "
+            out.append(f"| `{e.key}` | `{e.target}` | {e.status} | {e.rule} | {_error(e)} | {_dtypes(e)} | "
                        f"{_patterns(e)} | {note} |")
     return "\n".join(out) + "\n"
+
+
+def namespace(target: str) -> str:
+    """Which MindSpore namespace an entry targets: ``mindspore.mint`` (the PyTorch-like
+    API, used only where the classic one has no faithful equivalent and mint's CPU kernel
+    verified), ``mindspore.ops``, ``mindspore.nn``, another ``mindspore.*`` module,
+    ``Tensor`` (a method), or ``""`` (rule logic, left as PyTorch, a finding)."""
+    if target.startswith("mindspore."):
+        parts = target.split(".")
+        return ".".join(parts[:2]) if len(parts) > 2 else target
+    if target and not target.startswith("(") and "." not in target:
+        return "Tensor"
+    return ""
 
 
 def render_json(rows: Optional[list] = None) -> str:
     rows = rows if rows is not None else entries()
     return json.dumps({"versions": apis.verification()["versions"], "counts": counts(rows),
-                       "entries": [asdict(e) for e in rows]}, indent=1) + "\n"
+                       "entries": [{**asdict(e), "namespace": namespace(e.target)} for e in rows]},
+                      indent=1) + "\n"
 
 
 def write_docs() -> None:

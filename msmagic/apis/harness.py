@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -32,6 +33,24 @@ from typing import Any, Optional
 from msmagic.parity_check.options import DEFAULT_ATOL as ATOL, DEFAULT_RTOL as RTOL  # parity's own tolerance
 
 _WORST = {"ok": 0, "raises": 1, "differs": 2}
+
+#: the largest |MindSpore - PyTorch| of the float values compared since the last reset
+#: (one list per worker process; :func:`measured` reads and clears it)
+_MEASURED: list = []
+
+
+def measured() -> Optional[float]:
+    """The largest absolute difference of float values compared since the last call, or
+    None when none was compared; clears the record."""
+    out = max(_MEASURED) if _MEASURED else None
+    _MEASURED.clear()
+    return out
+
+
+def _row_error(rows) -> Optional[float]:
+    """The largest ``max_abs`` of lockstep rows that compared numbers."""
+    vals = [float(r.max_abs) for r in rows if isinstance(getattr(r, "max_abs", None), (int, float))]
+    return max(vals) if vals else None
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -60,6 +79,13 @@ def compare(t, m) -> Optional[str]:
         else:
             a, b = t.detach().cpu().numpy(), m.asnumpy()
         if a.dtype.kind in "fc":
+            if a.size and (np.isnan(a) == np.isnan(b)).all():
+                wide = np.complex128 if a.dtype.kind == "c" else np.float64
+                with np.errstate(invalid="ignore"):
+                    d = np.abs(b.astype(wide) - a.astype(wide))
+                finite = np.isfinite(d)
+                if finite.any():
+                    _MEASURED.append(float(d[finite].max()))
             if not np.allclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True):
                 with np.errstate(invalid="ignore"):
                     d = np.nanmax(np.abs(b.astype("float64") - a.astype("float64"))) if a.size else 0
@@ -83,6 +109,8 @@ def compare(t, m) -> Optional[str]:
         if type(t) is not type(m) and not (isinstance(t, float) and isinstance(m, float)):
             return f"returns {type(m).__name__} where PyTorch returns {type(t).__name__}"
         if isinstance(t, float):
+            if math.isfinite(t) and math.isfinite(m):
+                _MEASURED.append(abs(m - t))
             return None if np.isclose(m, t, rtol=RTOL, atol=ATOL, equal_nan=True) else "values differ"
         return None if t == m else "values differ"
     if t is None:
@@ -183,6 +211,7 @@ class _Runner:
             exec(compile(port.code, "<mindspore>", "exec"), mns)
         except Exception as exc:
             return "raises", _first_line(exc)
+        measured()  # a fresh measurement for this sample
         try:  # MindSpore may run the kernel only when the value is read
             if _is_random(key):  # draws differ by design: parity copies them; check kind
                 why = compare_kind(tns["out"], mns.get("out"))
@@ -221,6 +250,7 @@ class _Runner:
         out = [r for r in run.rows if r.name == "out"]
         if not out:
             return "skip", "no output compared"
+        _MEASURED.extend([e] if (e := _row_error(run.rows)) is not None else [])
         bad = [r for r in run.rows if r.status not in (MATCH, ONLY_MS)]
         if bad:
             r = bad[0]
@@ -243,14 +273,15 @@ def _namespace(side: str, snippet) -> dict:
 
 
 def _aggregate(key: str, source: str, outcomes: list) -> dict:
-    """outcomes: (snippet, status, detail) -> the entry's record."""
+    """outcomes: (snippet, status, detail, max |d| or None) -> the entry's record."""
     dtypes: dict[str, str] = {}
     patterns: dict[tuple, dict] = {}
     counts = {"ok": 0, "raises": 0, "differs": 0, "skip": 0, "flagged": 0}
     first_error = ""
     zero_dim = empty = ""
     per_dtype: dict = {}
-    for snip, status, detail in outcomes:
+    worst = None  # the largest |d| of the samples that count (not 0-d, not empty)
+    for snip, status, detail, err in outcomes:
         if snip.zero_dim and status in ("differs", "raises"):
             # 0-d inputs are rare in notebooks: recorded apart, not held against the entry
             zero_dim = zero_dim or f"{status}: {detail}"
@@ -263,6 +294,8 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
         counts[status] = counts.get(status, 0) + 1
         if status in ("skip",):
             continue
+        if err is not None and status in ("ok", "differs"):
+            worst = err if worst is None else max(worst, err)
         if status == "flagged":
             first_error = first_error or detail
             continue
@@ -322,6 +355,8 @@ def _aggregate(key: str, source: str, outcomes: list) -> dict:
                       if p["status"] != "ok"), key=lambda p: (p["positional"], p["keywords"]))
     if failing:
         rec["failing_patterns"] = failing[:6]
+    if worst is not None:
+        rec["max_error"] = float(f"{worst:.3g}")
     if zero_dim:
         rec["zero_dim"] = zero_dim[:200]
     if empty:
@@ -339,7 +374,7 @@ def verify_op(runner: _Runner, key: str, per_dtype: int) -> dict:
     outcomes = []
     for snip in samples.snippets_for(op, form, key, per_dtype):
         status, detail = runner.run_snippet(snip, key)
-        outcomes.append((snip, status, detail))
+        outcomes.append((snip, status, detail, measured()))
     return _aggregate(key, f"op_db:{op.name}", outcomes)
 
 
@@ -349,7 +384,7 @@ def verify_operator(runner: _Runner, key: str) -> dict:
     outcomes = []
     for snip in samples.operator_snippets(key):
         status, detail = runner.run_snippet(snip, key)
-        outcomes.append((snip, status, detail))
+        outcomes.append((snip, status, detail, measured()))
     return _aggregate(key, f"op_db:{samples.OPERATORS[key][0]}", outcomes)
 
 
@@ -361,7 +396,7 @@ def verify_generic(runner: _Runner, key: str) -> dict:
     if form:
         for snip in samples.generic_snippets(key, form):
             status, detail = runner.run_snippet(snip, key)
-            outcomes.append((snip, status, detail))
+            outcomes.append((snip, status, detail, measured()))
     return _aggregate(key, "generic samples", outcomes)
 
 
@@ -372,7 +407,7 @@ def verify_module(runner: _Runner, key: str, per_dtype: int) -> dict:
     outcomes = []
     for snip in samples.module_snippets(info, key, per_dtype):
         status, detail = runner.run_module(snip, key)
-        outcomes.append((snip, status, detail))
+        outcomes.append((snip, status, detail, measured()))
     return _aggregate(key, f"module_db:{info.module_cls.__name__}", outcomes)
 
 
@@ -385,7 +420,7 @@ def verify_case(key: str) -> dict:
         snip = Snippet(code=case.code, positional=case.positional, keywords=case.keywords,
                        dtype=case.dtype)
         status, detail = _run_case(case)
-        outcomes.append((snip, status, detail))
+        outcomes.append((snip, status, detail, measured()))
     return _aggregate(key, "case", outcomes)
 
 
@@ -430,6 +465,7 @@ def _run_case(case) -> tuple[str, str]:
         return "raises", _first_line(run.ms_error)
     if not any(r.status == MATCH for r in run.rows):
         return "skip", "nothing compared"
+    _MEASURED.extend([e] if (e := _row_error(run.rows)) is not None else [])
     bad = [r for r in run.rows if r.status not in (MATCH, ONLY_MS)]
     if bad:
         return "differs", f"{bad[0].name}: {bad[0].status} (max |d| {bad[0].max_abs})"
@@ -462,6 +498,8 @@ def verify_rule_example(rule_id: str) -> dict:
                                        "dtypes": {}, "patterns": []})
             if not ok:
                 rec["error"] = run.explain()[:240]
+            elif (err := _row_error(run.rows)) is not None:
+                rec["max_error"] = float(f"{err:.3g}")
     return out
 
 
@@ -756,9 +794,12 @@ def _combine(a: dict, b: dict) -> dict:
     dtypes = dict(b["dtypes"])
     for d, w in a["dtypes"].items():
         dtypes[d] = w if d not in dtypes or w != "ok" else dtypes[d]
+    errs = [r["max_error"] for r in (a, b) if r.get("max_error") is not None]
     out = {**a, "status": status, "source": f"{a['source']} + {b['source']}",
            "samples": a["samples"] + b["samples"], "dtypes": dict(sorted(dtypes.items())),
            "patterns": [pats[k] for k in sorted(pats)]}
+    if errs:
+        out["max_error"] = max(errs)
     if b.get("error") and status != "verified":
         out["error"] = out.get("error") or b["error"]
     return out

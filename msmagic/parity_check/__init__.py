@@ -26,6 +26,7 @@ stages load on first use, torch and mindspore when something runs.
 from __future__ import annotations
 
 import importlib
+import re
 import time
 from typing import Optional
 
@@ -317,6 +318,9 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
         report.torch_error = error("PyTorch", run.torch_error, steps[run.torch_error_statement], filenames[0])
     if run.ms_error is not None:
         report.ms_error = error("MindSpore", run.ms_error, steps[run.ms_error_statement], filenames[1])
+        if not opts.against:
+            report.ms_error.unported = left_as_pytorch(port, steps[run.ms_error_statement].index,
+                                                       run.ms_error, filenames[1])
     printed = run.ms_stdout.getvalue().rstrip()
     if printed:
         lines = printed.splitlines()
@@ -356,6 +360,43 @@ def _report(source, opts, port, steps, run, bridged, notes, filenames, started,
                 "(bind a result to a name to compare it)."
             )
     return report
+
+
+#: rules whose finding means the call was kept as PyTorch (no mapping known, the
+#: installed MindSpore's counterpart is not faithful, a Tensor method MindSpore lacks)
+_KEPT_RULES = frozenset({"GEN001", "API005", "API007"})
+
+
+def _traceback_lines(exc, filename: str) -> set:
+    """Lines of ``filename`` (the cell's code) that the exception's traceback passed
+    through: the failing statement and the function bodies of the cell it called."""
+    lines = set()
+    tb = getattr(exc, "__traceback__", None)
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            lines.add(tb.tb_lineno)
+        tb = tb.tb_next
+    return lines
+
+
+def left_as_pytorch(port, statement: int, exc=None, filename: str = "") -> list:
+    """The port's findings whose call it kept as PyTorch, in input statement
+    ``statement`` or on an output line the exception's traceback passed through (a
+    function of the cell that the statement called): a rule that keeps calls, or an
+    output line that still calls ``torch`` outside its ``# msmagic:`` comment."""
+    out_lines = port.code.splitlines()
+    through = _traceback_lines(exc, filename) if exc is not None else set()
+    found = []
+    for f in port.unsupported:
+        if f.statement != statement and f.out_line not in through:
+            continue
+        kept = f.rule_id in _KEPT_RULES
+        if not kept and 0 < f.out_line <= len(out_lines):
+            code = out_lines[f.out_line - 1].split("# msmagic:")[0]
+            kept = re.search(r"\btorch\.", code) is not None
+        if kept and all((g.line, g.api) != (f.line, f.api) for g in found):
+            found.append(f)
+    return found
 
 
 def _layer_report(run, report, port, opts):

@@ -28,9 +28,25 @@ class StatementError:
     #: the traceback restricted to the cell's own frames, readable in a notebook
     traceback: str
     exception: Any = field(default=None, repr=False, compare=False)
+    #: the port's findings for calls in this statement that it left as PyTorch (no
+    #: MindSpore equivalent, or one that is not faithful): a PyTorch function handed the
+    #: MindSpore side's tensors is the likely cause of a MindSpore-side error
+    unported: list = field(default_factory=list)
 
     def __str__(self) -> str:
-        return f"{self.side} raised {self.type} at line {self.lines[0]}: {self.message}"
+        text = f"{self.side} raised {self.type} at line {self.lines[0]}: {self.message}"
+        if self.unported:
+            text += f" ({self.cause()})"
+        return text
+
+    def cause(self) -> str:
+        """One line naming the calls left as PyTorch in the failing statement."""
+        if not self.unported:
+            return ""
+        parts = [f"line {f.line}: {f.api} was left as PyTorch ({f.rule_id}: {f.reason})" for f in self.unported]
+        return ("; ".join(parts) + ". MindSpore has no faithful equivalent the port could use, so the "
+                "PyTorch call received MindSpore tensors: port this call by hand (or compare your own "
+                "code with --against)")
 
 
 @dataclass
@@ -163,7 +179,8 @@ class ParityReport:
         if self.torch_error:
             return f"PyTorch side failed: {self.torch_error.type}"
         if self.ms_error:
-            return f"MindSpore side failed: {self.ms_error.type}"
+            kept = ", ".join(dict.fromkeys(f.api for f in self.ms_error.unported))
+            return f"MindSpore side failed: {self.ms_error.type}" + (f" ({kept} left as PyTorch)" if kept else "")
         if kind == "empty":
             return "nothing compared"
         counts = self.counts()

@@ -476,6 +476,8 @@ def render_parity_text(report, color: bool = False) -> str:
             _paint(f"{err.side} raised {err.type}", "error", color)
             + f" at statement {err.statement + 1} ({_lines_label(err.lines)}): {err.message}"
         )
+        if getattr(err, "unported", None):
+            lines.append(_paint("  likely cause: ", "error", color) + err.cause())
         code = report.port.source if err.side == "PyTorch" and report.port else ms_code(report)
         for text in _excerpt(code, err.lines):
             lines.append(f"  > {text}")
@@ -822,6 +824,8 @@ def _error_html(report, err) -> str:
         f"{err.statement + 1} ({_e(_lines_label(err.lines))})</div>"
         f"{_excerpt_pre(code, err.lines, err.side)}"
         f'<div class="msm-error-message"><code>{_e(err.type)}</code>: {_e(err.message)}</div>'
+        + (f'<div class="msm-error-cause" style="{P["box"]}"><b>Likely cause:</b> {_e(err.cause())}</div>'
+           if getattr(err, "unported", None) else "")
         + (f'<pre class="msm-traceback" style="{P["excerpt"]}">{_e(tb)}</pre>' if tb else "")
         + "</div>"
     )
