@@ -218,7 +218,6 @@ _ACTIVATIONS = (
     ("Hardswish", "HSwish", ("inplace",)),
     ("Hardsigmoid", "HSigmoid", ("inplace",)),
     ("LogSigmoid", "LogSigmoid", ()),
-    ("Tanhshrink", "Tanhshrink", ()),
     ("Mish", "Mish", ("inplace",)),
     ("SiLU", "SiLU", ("inplace",)),
     ("Softsign", "Softsign", ()),
