@@ -6,7 +6,7 @@ Distribution objects are bound to names starting with ``_``."""
 
 from __future__ import annotations
 
-from msmagic.apis.cases import case
+from msmagic.apis.cases import case, flagged
 
 _H = """
     import torch
@@ -238,4 +238,157 @@ case("torch.distributions.transforms.ComposeTransform", _T + """
     y = _t(x)
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(x, y)
+""")
+
+# --- argument patterns real code uses (a case proves the pattern of its first call)
+case("torch.distributions.Laplace", _H + """
+    lq = D.Laplace(loc=torch.tensor([0.0, 1.0]), scale=2.0).log_prob(torch.tensor([0.5, -1.0]))
+""")
+case("torch.distributions.Gamma", _H + """
+    lk = D.Gamma(concentration=2.0, rate=torch.tensor([1.0, 3.0])).log_prob(torch.tensor([0.5, 0.2]))
+""")
+case("torch.distributions.Gamma", _H + """
+    lk = D.Gamma(torch.tensor([2.0, 0.7]), rate=torch.tensor([1.0, 3.0])).log_prob(torch.tensor([0.5, 0.2]))
+""")
+case("torch.distributions.Beta", _H + """
+    lk = D.Beta(concentration1=torch.tensor([2.0, 0.7]), concentration0=3.0).log_prob(torch.tensor([0.5, 0.2]))
+""")
+case("torch.distributions.StudentT", _H + """
+    l1 = D.StudentT(4.0).log_prob(torch.tensor([0.5, -1.0]))
+""")
+case("torch.distributions.StudentT", _H + """
+    l1 = D.StudentT(df=torch.tensor([4.0, 2.5]), loc=1.0, scale=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([0.5, -1.0]))
+""")
+case("torch.distributions.Cauchy", _H + """
+    l1 = D.Cauchy(loc=0.0, scale=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([0.5, -1.0]))
+""")
+case("torch.distributions.Gumbel", _H + """
+    l1 = D.Gumbel(loc=0.0, scale=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([0.5, -1.0]))
+""")
+case("torch.distributions.LogNormal", _H + """
+    l1 = D.LogNormal(loc=0.0, scale=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([0.5, 1.5]))
+""")
+case("torch.distributions.Poisson", _H + """
+    l1 = D.Poisson(rate=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([1.0, 0.0]))
+""")
+case("torch.distributions.Chi2", _H + """
+    l1 = D.Chi2(df=torch.tensor([2.0, 0.5])).log_prob(torch.tensor([1.0, 0.3]))
+""")
+case("torch.distributions.Geometric", _H + """
+    l2 = D.Geometric(logits=torch.tensor([0.0, -1.0, 2.0])).log_prob(torch.tensor([0.0, 3.0, 1.0]))
+""")
+case("torch.distributions.Geometric", _H + """
+    l2 = D.Geometric(probs=torch.tensor([0.1, 0.6])).log_prob(torch.tensor([2.0, 1.0]))
+""")
+case("torch.distributions.Binomial", _H + """
+    l2 = D.Binomial(total_count=torch.tensor([5.0, 8.0]), logits=torch.tensor([0.3, -1.0])).log_prob(torch.tensor([2.0, 1.0]))
+""")
+case("torch.distributions.Binomial", _H + """
+    l2 = D.Binomial(4, probs=torch.tensor([0.3, 0.9])).log_prob(torch.tensor([2.0, 4.0]))
+""")
+case("torch.distributions.Multinomial", _H + """
+    l2 = D.Multinomial(4, logits=torch.tensor([0.0, 1.0, -1.0])).log_prob(torch.tensor([1.0, 3.0, 0.0]))
+""")
+case("torch.distributions.Multinomial", _H + """
+    l2 = D.Multinomial(total_count=3, probs=torch.tensor([0.2, 0.8])).log_prob(torch.tensor([1.0, 2.0]))
+""")
+case("torch.distributions.Dirichlet", _H + """
+    l2 = D.Dirichlet(concentration=torch.tensor([0.5, 1.5, 2.0])).log_prob(torch.tensor([0.2, 0.3, 0.5]))
+""")
+case("torch.distributions.MultivariateNormal", _H + """
+    _e = D.MultivariateNormal(torch.zeros(2, 2), scale_tril=torch.tensor([[1.5, 0.0], [0.3, 0.8]]))
+    le = _e.log_prob(torch.tensor([[0.5, 0.5], [1.0, -1.0]]))
+    he = _e.entropy()
+""")
+case("torch.distributions.MultivariateNormal", _H + """
+    _f = D.MultivariateNormal(torch.tensor([1.0, -1.0]), precision_matrix=torch.tensor([[2.0, 0.5], [0.5, 1.0]]))
+    lf = _f.log_prob(torch.tensor([[0.5, 0.5], [1.0, -1.0]]))
+    cf = _f.covariance_matrix
+""")
+case("torch.distributions.MultivariateNormal", _H + """
+    _g = D.MultivariateNormal(torch.tensor([1.0, -1.0]), torch.tensor([[2.0, 0.5], [0.5, 1.0]]))
+    lg = _g.log_prob(torch.tensor([0.5, 0.5]))
+""")
+case("torch.distributions.Independent", _H + """
+    _g = D.Independent(D.Gamma(torch.ones(4, 2), torch.ones(4, 2) * 2.0), reinterpreted_batch_ndims=2)
+    lg = _g.log_prob(torch.full((4, 2), 0.3))
+""")
+case("torch.distributions.Independent", _H + """
+    _u = D.Independent(base_distribution=D.Uniform(torch.zeros(3), torch.ones(3) * 2.0), reinterpreted_batch_ndims=1)
+    lu = _u.log_prob(torch.tensor([0.3, 1.0, 1.5]))
+    hu = _u.entropy()
+""")
+case("torch.distributions.TransformedDistribution", _H + """
+    from torch.distributions.transforms import TanhTransform
+    _t = D.TransformedDistribution(base_distribution=D.Normal(torch.zeros(2), torch.ones(2)), transforms=[TanhTransform()])
+    lt = _t.log_prob(torch.tensor([0.3, -0.8]))
+""")
+case("torch.distributions.transforms.AffineTransform", _T + """
+    _u = T.AffineTransform(0.5, 2.0)
+    ju = _u.log_abs_det_jacobian(x, _u(x))
+""")
+case("torch.distributions.transforms.PowerTransform", _T + """
+    _t = T.PowerTransform(exponent=torch.tensor([2.0, 0.5, 3.0]))
+    z = torch.tensor([0.3, 1.2, 2.0])
+    y = _t(z)
+    j = _t.log_abs_det_jacobian(z, y)
+""")
+
+# --- Distribution properties and methods (on written-out classes and MindSpore's own)
+case("Distribution.batch_shape", _H + """
+    bs = tuple(D.Gamma(torch.ones(2, 3), 1.0).batch_shape)
+    _c = D.Categorical(torch.tensor([[0.2, 0.8], [0.5, 0.5], [0.1, 0.9]]))
+    bc = tuple(_c.batch_shape)
+    bn = tuple(D.Normal(torch.zeros(2, 3), torch.ones(3)).batch_shape)
+    bd = tuple(D.Dirichlet(torch.ones(4, 3)).batch_shape)
+""")
+case("Distribution.event_shape", _H + """
+    es = tuple(D.Dirichlet(torch.ones(4, 3)).event_shape)
+    en = tuple(D.Normal(torch.zeros(2), torch.ones(2)).event_shape)
+    ei = tuple(D.Independent(D.Normal(torch.zeros(2, 3), torch.ones(2, 3)), 1).event_shape)
+""")
+case("Distribution.probs", _H + """
+    pg = D.Geometric(logits=torch.tensor([0.0, -1.0, 2.0])).probs
+    pc = D.Categorical(torch.tensor([[1.0, 3.0], [0.5, 0.5]])).probs
+    pb = D.Bernoulli(torch.tensor([0.2, 0.7])).probs
+    pm = D.Multinomial(3, logits=torch.tensor([0.0, 1.0])).probs
+""")
+case("Distribution.logits", _H + """
+    lg = D.Geometric(torch.tensor([0.2, 0.5])).logits
+    lb = D.Binomial(5, logits=torch.tensor([0.3, -2.0])).logits
+    lm = D.Multinomial(3, torch.tensor([0.2, 0.8])).logits
+""")
+case("Distribution.concentration1", _H + """
+    c1 = D.Beta(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 0.5])).concentration1
+""")
+case("Distribution.concentration0", _H + """
+    c0 = D.Beta(torch.tensor([2.0, 0.5]), torch.tensor([3.0, 0.5])).concentration0
+""")
+case("Distribution.perplexity", _H + """
+    pl = D.Laplace(torch.zeros(2), torch.tensor([1.0, 2.0])).perplexity()
+    _n = D.Normal(torch.zeros(2), torch.tensor([1.0, 2.0]))
+    pn = _n.perplexity()
+""")
+case("Distribution.sample_n", _H + """
+    s = D.Gamma(torch.ones(2), 1.0).sample_n(3)
+    ss = tuple(s.shape)
+    _n = D.Normal(torch.zeros(2), torch.ones(2))
+    t = _n.sample_n(4)
+    ts = tuple(t.shape)
+""")
+case("Distribution.enumerate_support", _H + """
+    es = D.Binomial(3, torch.tensor([0.2, 0.5])).enumerate_support()
+""")
+case("Distribution.icdf", _H + """
+    _n = D.Normal(torch.tensor([0.0, 1.0]), torch.tensor([1.0, 2.0]))
+    qn = _n.icdf(torch.tensor([0.1, 0.9]))
+    _u = D.Uniform(torch.tensor([0.0, 1.0]), torch.tensor([2.0, 3.0]))
+    qu = _u.icdf(torch.tensor([0.25, 0.5]))
+    _e = D.Exponential(torch.tensor([0.5, 2.0]))
+    qe = _e.icdf(torch.tensor([0.25, 0.5]))
+    ql = D.Laplace(0.0, torch.tensor([1.0, 2.0])).icdf(torch.tensor([0.3, 0.6]))
+    qg = D.Gumbel(0.0, torch.tensor([1.0, 2.0])).icdf(torch.tensor([0.3, 0.6]))
+""")
+flagged("Distribution.expand", _H + """
+    d = D.Gamma(torch.ones(2), 1.0).expand((3, 2))
 """)

@@ -6,9 +6,10 @@ properties called on them port as written. The ported code needs only MindSpore.
 
 import libcst as cst
 
-from msmagic.engine.spec import api, module
+from msmagic.engine.spec import api, member, method, module
 from msmagic.rules import distribution_sources as S
-from msmagic.rules.distributions import _VALIDATE, DIST, GROUP, SEED
+from msmagic.rules.distributions import _VALIDATE, DIST, GROUP, SEED, _called, _family, _written_out
+from msmagic.rules._util import is_pure
 from msmagic.rules.registry import register
 
 REF = "torch/distributions/*.py (PyTorch 2.x formulas); r2.4.10/api_mapping/pytorch_api_mapping.md"
@@ -185,3 +186,121 @@ module("torch.distributions.transforms", None)
 for _t, _sig in TRANSFORMS.items():
     for _prefix in ("torch.distributions", "torch.distributions.transforms"):
         api(f"{_prefix}.{_t}", rule="DST007", sig=_sig, handler=_transform_handler(_t), returns=None)
+
+
+# --- properties and methods PyTorch's Distribution has: kept on a written-out class; on
+# MindSpore's own Normal/Uniform/Exponential/Bernoulli/Categorical written with what they have
+
+def _msd_family(site, recv):
+    return _family(site.kind_of(recv))
+
+
+def _keep(site, what: str):
+    site.edit("DST006", site.updated, detail=f"{what} kept (written-out class)")
+    return site.updated
+
+
+def _batch_shape(site):
+    recv = site.original.value
+    if _called(site):
+        return None
+    if _written_out(site, recv):
+        return _keep(site, ".batch_shape")
+    if _msd_family(site, recv) == "Categorical":
+        # MindSpore's Categorical reports the shape of probs, PyTorch's drops the classes
+        new = site.parse(f"{site.code(site.updated.value)}.probs.shape[:-1]")
+        site.edit("DST006", new, detail="Categorical.batch_shape -> probs.shape[:-1]")
+        return new
+    return _keep(site, ".batch_shape")
+
+
+def _event_shape(site):
+    recv = site.original.value
+    if _called(site):
+        return None
+    if _written_out(site, recv):
+        return _keep(site, ".event_shape")
+    new = cst.Tuple(elements=[])  # MindSpore's families all have scalar events
+    site.edit("DST006", new, detail=".event_shape -> () (scalar events)")
+    return new
+
+
+def _probs(site):
+    recv = site.original.value
+    if _called(site):
+        return None
+    if _written_out(site, recv) or _msd_family(site, recv) in ("Bernoulli", "Categorical"):
+        # MindSpore's Bernoulli/Categorical hold the (normalised) probabilities they were built with
+        return _keep(site, ".probs")
+    return None
+
+
+def _logits(site):
+    recv = site.original.value
+    if _called(site):
+        return None
+    if _written_out(site, recv):
+        return _keep(site, ".logits")
+    if _msd_family(site, recv) in ("Bernoulli", "Categorical"):
+        site.finding("DST006", "MindSpore's Bernoulli/Categorical keep only probs: logits recomputed from them "
+                     "lose precision where PyTorch keeps the logits given", comment="no logits in MindSpore")
+    return None
+
+
+def _written_only(what: str, why: str):
+    def handler(site):
+        recv = site.original.value if isinstance(site.original, cst.Attribute) else site.original.func.value
+        if isinstance(site.original, cst.Attribute) and _called(site):
+            return None
+        if _written_out(site, recv):
+            return _keep(site, what)
+        site.finding("DST006", why, comment=f"{what} not ported")
+        return None
+    return handler
+
+
+def _perplexity(site):
+    recv = site.original.func.value
+    if _written_out(site, recv):
+        return _keep(site, ".perplexity()")
+    ops = site.code(site.ref("mindspore.ops"))
+    new = site.parse(f"{ops}.exp({site.code(site.updated.func.value)}.entropy())")
+    site.edit("DST006", new, detail=".perplexity() -> ops.exp(entropy())")
+    return new
+
+
+def _sample_n(site):
+    recv = site.original.func.value
+    if _written_out(site, recv):
+        return _keep(site, ".sample_n()")
+    bound = site.bound()
+    if not bound or len(bound) != 1:
+        site.finding("DST006", "sample_n needs n", comment="sample_n not ported")
+        return None
+    n = site.code(bound[0][1].value)
+    new = site.parse(f"{site.code(site.updated.func.value)}.sample(({n},))")
+    site.edit("DST006", new, detail=".sample_n(n) -> .sample((n,))")
+    return new
+
+
+member("batch_shape", "DST006", receiver=DIST, handler=_batch_shape, returns=None)
+member("event_shape", "DST006", receiver=DIST, handler=_event_shape, returns=None)
+member("probs", "DST006", receiver=DIST, handler=_probs, returns="tensor")
+member("logits", "DST006", receiver=DIST, handler=_logits, returns="tensor")
+for _name in ("concentration1", "concentration0"):
+    member(_name, "DST006", receiver=DIST, returns="tensor",
+           handler=_written_only(f".{_name}", f"{_name} belongs to Beta (written out)"))
+method("perplexity", "DST006", receiver=DIST, handler=_perplexity)
+method("sample_n", "DST006", receiver=DIST, sig=("n",), handler=_sample_n, random=True)
+method("enumerate_support", "DST006", receiver=DIST, sig=("expand",), returns="tensor",
+       handler=_written_only(".enumerate_support()", "enumerate_support is written out for Binomial only "
+                             "(MindSpore's Bernoulli/Categorical have none)"))
+
+
+def _expand(site):
+    site.finding("DST006", "Distribution.expand is not ported (build the distribution with broadcast "
+                 "parameters instead)", comment="expand not ported")
+    return None
+
+
+method("expand", "DST006", receiver=DIST, sig=("batch_shape", "_instance"), returns=None, handler=_expand)

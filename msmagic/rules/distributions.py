@@ -318,17 +318,39 @@ def _sample(site):
     return new
 
 
+#: icdf of MindSpore's own classes, PyTorch's formula on their parameters ({d}: the
+#: distribution, {v}: the probabilities)
+_ICDF = {
+    "Normal": "{d}.mean() + {d}.sd() * {ops}.erfinv(2 * {v} - 1) * 2 ** 0.5",
+    "Uniform": "{v} * ({d}.high - {d}.low) + {d}.low",
+    "Exponential": "-{ops}.log1p(-{v}) / {d}.rate",
+}
+
+
 def _icdf(site):
-    if _written_out(site, site.original.func.value):
-        return None
-    site.finding("DST003", "MindSpore's distributions have no icdf", comment="no MindSpore icdf")
+    recv = site.original.func.value
+    if _written_out(site, recv):
+        site.edit("DST006", site.updated, detail=".icdf() kept (written-out class)")
+        return site.updated
+    family = _family(site.kind_of(recv))
+    bound = site.bound()
+    if family in _ICDF and bound and len(bound) == 1 and is_pure(recv) and isinstance(recv, (cst.Name, cst.Attribute)):
+        value = bound[0][1].value
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        ops = site.code(site.ref("mindspore.ops"))
+        new = site.parse(_ICDF[family].format(d=site.code(site.updated.func.value), v=site.code(value), ops=ops))
+        site.edit("DST003", new, detail=f"{family}.icdf -> PyTorch's formula on its parameters")
+        return new
+    site.finding("DST003", "MindSpore's distributions have no icdf (Normal, Uniform and Exponential bound "
+                 "to a name get PyTorch's formula)", comment="no MindSpore icdf")
     return None
 
 
 method("log_prob", "DST003", receiver=DIST, sig=("value",), handler=_same("DST003"))
 method("cdf", "DST003", receiver=DIST, sig=("value",), handler=_same("DST003"))
 method("entropy", "DST003", receiver=DIST, handler=_same("DST003"))
-method("icdf", "DST003", receiver=DIST, handler=_icdf)
+method("icdf", "DST003", receiver=DIST, sig=("value",), handler=_icdf)
 method("sample", "DST004", receiver=DIST, sig=("sample_shape",), ms_sig=("shape",),
        rename={"sample_shape": "shape"}, handler=_sample, random=True)
 method("rsample", "DST004", receiver=DIST, sig=("sample_shape",), ms_sig=("shape",),
