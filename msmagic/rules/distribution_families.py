@@ -122,15 +122,23 @@ def _fill(source: str, **names) -> str:
     return source.lstrip("\n")
 
 
+def _ms(site) -> str:
+    """The name the cell reaches ``mindspore`` by (``mindspore``, ``ms``...)."""
+    text = site.code(site.ref("mindspore.ops.exp"))
+    if text.endswith(".ops.exp") and "." not in text[:-len(".ops.exp")].strip("."):
+        return text[:-len(".ops.exp")]
+    return site.require_import("mindspore")
+
+
 def _base(site) -> str:
-    ms = site.require_import("mindspore")
+    ms = _ms(site)
     return site.define("Distribution", lambda n: _fill(S.BASE_SOURCE, NAME=n, MS=ms),
                        ("torch.distributions.Distribution",))
 
 
 def family_class(site, family: str) -> str:
     """The name of the written-out class of ``family`` in this cell (written once)."""
-    ms = site.require_import("mindspore")
+    ms = _ms(site)
     base = _base(site)
     extra = {}
     if family == "Chi2":
@@ -140,7 +148,7 @@ def family_class(site, family: str) -> str:
 
 
 def _transform_class(site, name: str) -> str:
-    ms = site.require_import("mindspore")
+    ms = _ms(site)
     tbase = site.define("Transform", lambda n: _fill(S.TRANSFORM_BASE, NAME=n, MS=ms),
                         ("torch.distributions.transforms.Transform",))
     stands = (f"torch.distributions.{name}", f"torch.distributions.transforms.{name}")
@@ -152,6 +160,10 @@ def _family_handler(family: str, rule: str):
         if site.bound() is None:
             site.finding(rule, f"{family}(*args) cannot be checked against the written-out {family}",
                          comment="*args/**kwargs not checked")
+            return None
+        validate = site.arg("validate_args")
+        if validate is not None and _VALIDATE[0](site, validate):
+            site.finding(rule, f"validate_args=True: {_VALIDATE[1]}", comment="validate_args=True not ported")
             return None
         name = family_class(site, family)
         new = site.updated.with_changes(func=cst.Name(name))
