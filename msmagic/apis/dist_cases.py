@@ -195,13 +195,13 @@ _T = _H + """
     from torch.distributions import transforms as T
     x = torch.tensor([0.3, -1.2, 2.0])
 """
-case("torch.distributions.transforms.ExpTransform", _T + """
+case("torch.distributions.ExpTransform", _T + """
     _t = T.ExpTransform()
     y = _t(x)
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(x, y)
 """)
-case("torch.distributions.transforms.AffineTransform", _T + """
+case("torch.distributions.AffineTransform", _T + """
     _t = T.AffineTransform(loc=1.0, scale=torch.tensor([2.0, -0.5, 3.0]))
     y = _t(x)
     back = _t.inv(y)
@@ -209,31 +209,31 @@ case("torch.distributions.transforms.AffineTransform", _T + """
     _u = T.AffineTransform(0.5, 2.0)
     ju = _u.log_abs_det_jacobian(x, _u(x))
 """)
-case("torch.distributions.transforms.SigmoidTransform", _T + """
+case("torch.distributions.SigmoidTransform", _T + """
     _t = T.SigmoidTransform()
     y = _t(x)
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(x, y)
 """)
-case("torch.distributions.transforms.TanhTransform", _T + """
+case("torch.distributions.TanhTransform", _T + """
     _t = T.TanhTransform()
     y = _t(x)
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(x, y)
 """)
-case("torch.distributions.transforms.AbsTransform", _T + """
+case("torch.distributions.AbsTransform", _T + """
     _t = T.AbsTransform()
     y = _t(x)
     back = _t.inv(y)
 """)
-case("torch.distributions.transforms.PowerTransform", _T + """
+case("torch.distributions.PowerTransform", _T + """
     _t = T.PowerTransform(2.0)
     z = torch.tensor([0.3, 1.2, 2.0])
     y = _t(z)
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(z, y)
 """)
-case("torch.distributions.transforms.ComposeTransform", _T + """
+case("torch.distributions.ComposeTransform", _T + """
     _t = T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform()])
     y = _t(x)
     back = _t.inv(y)
@@ -323,11 +323,11 @@ case("torch.distributions.TransformedDistribution", _H + """
     _t = D.TransformedDistribution(base_distribution=D.Normal(torch.zeros(2), torch.ones(2)), transforms=[TanhTransform()])
     lt = _t.log_prob(torch.tensor([0.3, -0.8]))
 """)
-case("torch.distributions.transforms.AffineTransform", _T + """
+case("torch.distributions.AffineTransform", _T + """
     _u = T.AffineTransform(0.5, 2.0)
     ju = _u.log_abs_det_jacobian(x, _u(x))
 """)
-case("torch.distributions.transforms.PowerTransform", _T + """
+case("torch.distributions.PowerTransform", _T + """
     _t = T.PowerTransform(exponent=torch.tensor([2.0, 0.5, 3.0]))
     z = torch.tensor([0.3, 1.2, 2.0])
     y = _t(z)
@@ -391,4 +391,99 @@ case("Distribution.icdf", _H + """
 """)
 flagged("Distribution.expand", _H + """
     d = D.Gamma(torch.ones(2), 1.0).expand((3, 2))
+""")
+
+case("torch.distributions.HalfNormal", _H + """
+    _d = D.HalfNormal(torch.tensor([1.0, 2.0, 0.5]))
+    x = torch.tensor([0.5, 1.0, 2.5])
+    lp, c, h = _d.log_prob(x), _d.cdf(x), _d.entropy()
+    q = _d.icdf(torch.tensor([0.1, 0.5, 0.9]))
+    m, mo, v, sd = _d.mean, _d.mode, _d.variance, _d.stddev
+    s = _d.rsample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.HalfNormal", _H + """
+    l1 = D.HalfNormal(scale=2.0).log_prob(torch.tensor([0.5, 3.0]))
+""")
+case("torch.distributions.HalfCauchy", _H + """
+    _d = D.HalfCauchy(torch.tensor([1.0, 2.0, 0.5]))
+    x = torch.tensor([0.5, 1.0, 2.5])
+    lp, c, h = _d.log_prob(x), _d.cdf(x), _d.entropy()
+    q = _d.icdf(torch.tensor([0.1, 0.5, 0.9]))
+    mo = _d.mode
+    s = _d.sample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.Weibull", _H + """
+    _d = D.Weibull(torch.tensor([1.0, 2.0, 0.5]), torch.tensor([1.5, 0.8, 3.0]))
+    x = torch.tensor([0.5, 1.0, 2.5])
+    lp, c, h = _d.log_prob(x), _d.cdf(x), _d.entropy()
+    q = _d.icdf(torch.tensor([0.1, 0.5, 0.9]))
+    m, v, mo = _d.mean, _d.variance, _d.mode
+    s = _d.rsample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.Weibull", _H + """
+    l1 = D.Weibull(scale=2.0, concentration=torch.tensor([1.5, 2.0])).log_prob(torch.tensor([0.5, 3.0]))
+""")
+case("torch.distributions.Pareto", _H + """
+    _d = D.Pareto(torch.tensor([1.0, 2.0, 0.5]), torch.tensor([1.5, 0.8, 3.0]))
+    x = torch.tensor([1.5, 2.5, 2.5])
+    lp, c, h = _d.log_prob(x), _d.cdf(x), _d.entropy()
+    q = _d.icdf(torch.tensor([0.1, 0.5, 0.9]))
+    m, v, mo = _d.mean, _d.variance, _d.mode
+    s = _d.rsample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.FisherSnedecor", _H + """
+    _d = D.FisherSnedecor(torch.tensor([1.0, 4.0, 6.0]), torch.tensor([1.5, 3.0, 8.0]))
+    x = torch.tensor([0.5, 1.0, 2.5])
+    lp = _d.log_prob(x)
+    m, v, mo = _d.mean, _d.variance, _d.mode
+    s = _d.rsample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.Kumaraswamy", _H + """
+    _d = D.Kumaraswamy(torch.tensor([1.5, 4.0, 2.0]), torch.tensor([1.5, 3.0, 0.8]))
+    x = torch.tensor([0.2, 0.5, 0.9])
+    lp, h = _d.log_prob(x), _d.entropy()
+    m, v, mo = _d.mean, _d.variance, _d.mode
+    s = _d.rsample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.NegativeBinomial", _H + """
+    _d = D.NegativeBinomial(torch.tensor([3.0, 5.0, 1.5]), torch.tensor([0.2, 0.5, 0.7]))
+    x = torch.tensor([0.0, 4.0, 2.0])
+    lp = _d.log_prob(x)
+    m, v, mo = _d.mean, _d.variance, _d.mode
+    l2 = D.NegativeBinomial(4, logits=torch.tensor([0.3, -1.0])).log_prob(torch.tensor([2.0, 1.0]))
+    s = _d.sample((3,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.NegativeBinomial", _H + """
+    l2 = D.NegativeBinomial(total_count=4, probs=torch.tensor([0.3, 0.6])).log_prob(torch.tensor([2.0, 1.0]))
+""")
+case("torch.distributions.OneHotCategorical", _H + """
+    _d = D.OneHotCategorical(torch.tensor([[0.2, 0.3, 0.5], [1.0, 1.0, 2.0]]))
+    x = torch.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    lp, h = _d.log_prob(x), _d.entropy()
+    m, v, mo, p = _d.mean, _d.variance, _d.mode, _d.probs
+    bs, es = tuple(_d.batch_shape), tuple(_d.event_shape)
+    sup = _d.enumerate_support()
+    s = _d.sample((4,))
+    ss, total = tuple(s.shape), s.sum(-1)
+""")
+case("torch.distributions.OneHotCategorical", _H + """
+    l2 = D.OneHotCategorical(logits=torch.tensor([0.0, 1.0, -1.0])).log_prob(torch.tensor([0.0, 1.0, 0.0]))
+""")
+case("torch.distributions.SoftmaxTransform", _T + """
+    _t = T.SoftmaxTransform()
+    y = _t(x)
+    back = _t.inv(y)
+""")
+case("torch.distributions.SoftplusTransform", _T + """
+    _t = T.SoftplusTransform()
+    y = _t(x)
+    back = _t.inv(y)
+    j = _t.log_abs_det_jacobian(x, y)
 """)

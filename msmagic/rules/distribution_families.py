@@ -96,6 +96,14 @@ FAMILIES = {
     "Dirichlet": ("dirichlet", ("concentration", "validate_args"), "DST006"),
     "MultivariateNormal": ("multivariate_normal",
                            ("loc", "covariance_matrix", "precision_matrix", "scale_tril", "validate_args"), "DST006"),
+    "HalfNormal": ("half_normal", ("scale", "validate_args"), "DST006"),
+    "HalfCauchy": ("half_cauchy", ("scale", "validate_args"), "DST006"),
+    "Weibull": ("weibull", ("scale", "concentration", "validate_args"), "DST006"),
+    "Pareto": ("pareto", ("scale", "alpha", "validate_args"), "DST006"),
+    "FisherSnedecor": ("fishersnedecor", ("df1", "df2", "validate_args"), "DST006"),
+    "Kumaraswamy": ("kumaraswamy", ("concentration1", "concentration0", "validate_args"), "DST006"),
+    "NegativeBinomial": ("negative_binomial", ("total_count", "probs", "logits", "validate_args"), "DST006"),
+    "OneHotCategorical": ("one_hot_categorical", ("probs", "logits", "validate_args"), "DST006"),
     "Independent": ("independent", ("base_distribution", "reinterpreted_batch_ndims", "validate_args"), "DST007"),
     "TransformedDistribution": ("transformed_distribution", ("base_distribution", "transforms", "validate_args"),
                                 "DST007"),
@@ -113,6 +121,8 @@ TRANSFORMS = {
     "AbsTransform": ("cache_size",),
     "PowerTransform": ("exponent", "cache_size"),
     "ComposeTransform": ("parts", "cache_size"),
+    "SoftmaxTransform": ("cache_size",),
+    "SoftplusTransform": ("cache_size",),
 }
 
 

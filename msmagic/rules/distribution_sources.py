@@ -1048,3 +1048,373 @@ class NAME(TBASE):
             x = y
         return total
 '''
+
+SOURCES["HalfNormal"] = '''
+class NAME(BASE):
+    """PyTorch's HalfNormal(scale): |Normal(0, scale)|, computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        (self.scale,) = self._tensors(scale)
+        super().__init__(self.scale.shape)
+
+    @property
+    def mean(self):
+        return self.scale * 0.7978845608028654
+
+    @property
+    def mode(self):
+        return MS.ops.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return self.scale ** 2 * (1 - 0.6366197723675814)
+
+    def rsample(self, sample_shape=()):
+        return MS.ops.abs(self.scale * self._normal(sample_shape, self.scale))
+
+    def log_prob(self, value):
+        value = self._value(value, self.scale)
+        lp = -(value ** 2) / (2 * self.scale ** 2) - MS.ops.log(self.scale) - 0.9189385332046727 + 0.6931471805599453
+        return MS.ops.where(value >= 0, lp, MS.ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        value = self._value(value, self.scale)
+        return 2 * (0.5 * (1 + MS.ops.erf(value / (self.scale * 2 ** 0.5)))) - 1
+
+    def icdf(self, prob):
+        p = (self._value(prob, self.scale) + 1) / 2
+        return self.scale * MS.ops.erfinv(2 * p - 1) * 2 ** 0.5
+
+    def entropy(self):
+        return 1.4189385332046727 + MS.ops.log(self.scale) - 0.6931471805599453
+'''
+
+SOURCES["HalfCauchy"] = '''
+class NAME(BASE):
+    """PyTorch's HalfCauchy(scale): |Cauchy(0, scale)|, computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, scale, validate_args=None):
+        (self.scale,) = self._tensors(scale)
+        super().__init__(self.scale.shape)
+
+    @property
+    def mean(self):
+        return MS.ops.full_like(self.scale, float("inf"))
+
+    @property
+    def mode(self):
+        return MS.ops.zeros_like(self.scale)
+
+    @property
+    def variance(self):
+        return MS.ops.full_like(self.scale, float("inf"))
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(self._uniform(sample_shape, self.scale))
+
+    def log_prob(self, value):
+        value = self._value(value, self.scale)
+        lp = (-MS.ops.log(MS.Tensor(3.141592653589793, self.scale.dtype)) - MS.ops.log(self.scale)
+              - MS.ops.log1p((value / self.scale) ** 2) + 0.6931471805599453)
+        return MS.ops.where(value >= 0, lp, MS.ops.full_like(lp, float("-inf")))
+
+    def cdf(self, value):
+        value = self._value(value, self.scale)
+        return 2 * (MS.ops.atan(value / self.scale) / 3.141592653589793 + 0.5) - 1
+
+    def icdf(self, prob):
+        p = (self._value(prob, self.scale) + 1) / 2
+        return MS.ops.tan(3.141592653589793 * (p - 0.5)) * self.scale
+
+    def entropy(self):
+        return 2.5310242469692907 + MS.ops.log(self.scale) - 0.6931471805599453
+'''
+
+SOURCES["Weibull"] = '''
+class NAME(BASE):
+    """PyTorch's Weibull(scale, concentration), computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, scale, concentration, validate_args=None):
+        self.scale, self.concentration = self._tensors(scale, concentration)
+        super().__init__(self.scale.shape)
+
+    @property
+    def mean(self):
+        return self.scale * MS.ops.exp(MS.ops.lgamma(1 + 1 / self.concentration))
+
+    @property
+    def mode(self):
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** (1 / k)
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return self.scale ** 2 * (MS.ops.exp(MS.ops.lgamma(1 + 2 / k)) - MS.ops.exp(2 * MS.ops.lgamma(1 + 1 / k)))
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(self._uniform(sample_shape, self.scale))
+
+    def log_prob(self, value):
+        y = self._value(value, self.scale) / self.scale
+        k = self.concentration
+        return MS.ops.log(k / self.scale) + (k - 1) * MS.ops.log(y) - y ** k
+
+    def cdf(self, value):
+        y = self._value(value, self.scale) / self.scale
+        return 1 - MS.ops.exp(-(y ** self.concentration))
+
+    def icdf(self, value):
+        p = self._value(value, self.scale)
+        return self.scale * (-MS.ops.log1p(-p)) ** (1 / self.concentration)
+
+    def entropy(self):
+        k = self.concentration
+        return 0.5772156649015329 * (1 - 1 / k) + MS.ops.log(self.scale / k) + 1
+'''
+
+SOURCES["Pareto"] = '''
+class NAME(BASE):
+    """PyTorch's Pareto(scale, alpha), computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, scale, alpha, validate_args=None):
+        self.scale, self.alpha = self._tensors(scale, alpha)
+        super().__init__(self.scale.shape)
+
+    @property
+    def mean(self):
+        a = MS.ops.clamp(self.alpha, min=1)
+        return a * self.scale / (a - 1)
+
+    @property
+    def mode(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        a = MS.ops.clamp(self.alpha, min=2)
+        return self.scale ** 2 * a / ((a - 1) ** 2 * (a - 2))
+
+    def rsample(self, sample_shape=()):
+        return self.icdf(self._uniform(sample_shape, self.scale))
+
+    def log_prob(self, value):
+        value = self._value(value, self.scale)
+        return MS.ops.log(self.alpha) + self.alpha * MS.ops.log(self.scale) - (self.alpha + 1) * MS.ops.log(value)
+
+    def cdf(self, value):
+        return 1 - (self.scale / self._value(value, self.scale)) ** self.alpha
+
+    def icdf(self, value):
+        return self.scale * (1 - self._value(value, self.scale)) ** (-1 / self.alpha)
+
+    def entropy(self):
+        return MS.ops.log(self.scale / self.alpha) + 1 / self.alpha + 1
+'''
+
+SOURCES["FisherSnedecor"] = '''
+class NAME(BASE):
+    """PyTorch's FisherSnedecor(df1, df2), computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, df1, df2, validate_args=None):
+        self.df1, self.df2 = self._tensors(df1, df2)
+        super().__init__(self.df1.shape)
+
+    @property
+    def mean(self):
+        d2 = self.df2
+        return MS.ops.where(d2 > 2, d2 / (d2 - 2), MS.ops.full_like(d2, float("nan")))
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1
+        mode = MS.ops.where(mode > 0, mode, MS.ops.full_like(mode, float("nan")))
+        return mode * self.df2 / (self.df2 + 2)
+
+    @property
+    def variance(self):
+        d1, d2 = self.df1, self.df2
+        v = 2 * d2 ** 2 * (d1 + d2 - 2) / (d1 * (d2 - 2) ** 2 * (d2 - 4))
+        return MS.ops.where(d2 > 4, v, MS.ops.full_like(v, float("nan")))
+
+    def rsample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        x1 = 2 * self._gamma(shape, 0.5 * self.df1) / self.df1
+        x2 = 2 * self._gamma(shape, 0.5 * self.df2) / self.df2
+        return x1 / x2
+
+    def log_prob(self, value):
+        value = self._value(value, self.df1)
+        ct1, ct2 = self.df1 * 0.5, self.df2 * 0.5
+        ct3 = self.df1 / self.df2
+        t1 = MS.ops.lgamma(ct1 + ct2) - MS.ops.lgamma(ct1) - MS.ops.lgamma(ct2)
+        t2 = ct1 * MS.ops.log(ct3) + (ct1 - 1) * MS.ops.log(value)
+        t3 = (ct1 + ct2) * MS.ops.log1p(ct3 * value)
+        return t1 + t2 - t3
+'''
+
+SOURCES["Kumaraswamy"] = '''
+class NAME(BASE):
+    """PyTorch's Kumaraswamy(concentration1, concentration0), computed with MindSpore ops."""
+
+    has_rsample = True
+
+    def __init__(self, concentration1, concentration0, validate_args=None):
+        self.concentration1, self.concentration0 = self._tensors(concentration1, concentration0)
+        super().__init__(self.concentration1.shape)
+
+    def _moment(self, n):
+        a, b = self.concentration1, self.concentration0
+        arg1 = 1 + n / a
+        return MS.ops.exp(MS.ops.log(b) + MS.ops.lgamma(arg1) + MS.ops.lgamma(b) - MS.ops.lgamma(arg1 + b))
+
+    @property
+    def mean(self):
+        return self._moment(1)
+
+    @property
+    def mode(self):
+        a, b = self.concentration1, self.concentration0
+        # PyTorch's own expression (NaN wherever concentration0 > 1, as in PyTorch)
+        log_mode = (1 / b) * MS.ops.log1p(-b) - MS.ops.log1p(-b * a)
+        log_mode = MS.ops.where((b < 1) | (a < 1), MS.ops.full_like(log_mode, float("nan")), log_mode)
+        return MS.ops.exp(log_mode)
+
+    @property
+    def variance(self):
+        return self._moment(2) - self._moment(1) ** 2
+
+    def rsample(self, sample_shape=()):
+        u = self._uniform(sample_shape, self.concentration1)
+        return (1 - u ** (1 / self.concentration0)) ** (1 / self.concentration1)
+
+    def log_prob(self, value):
+        x = self._value(value, self.concentration1)
+        a, b = self.concentration1, self.concentration0
+        return MS.ops.log(a) + MS.ops.log(b) + (a - 1) * MS.ops.log(x) + (b - 1) * MS.ops.log1p(-(x ** a))
+
+    def entropy(self):
+        t1 = 1 - 1 / self.concentration1
+        t0 = 1 - 1 / self.concentration0
+        h0 = MS.ops.digamma(self.concentration0 + 1) + 0.5772156649015329
+        return t0 + t1 * h0 - MS.ops.log(self.concentration1) - MS.ops.log(self.concentration0)
+'''
+
+SOURCES["NegativeBinomial"] = '''
+class NAME(BASE):
+    """PyTorch's NegativeBinomial(total_count, probs=None, logits=None), computed with MindSpore ops."""
+''' + _LOGITS + '''
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        probs, logits = self._from(probs, logits, True)
+        self.total_count, self.probs, self.logits = self._tensors(
+            total_count if isinstance(total_count, MS.Tensor) else float(total_count), probs, logits)
+        self.total_count = self.total_count.astype(self.probs.dtype)
+        super().__init__(self.probs.shape)
+
+    @property
+    def mean(self):
+        return self.total_count * MS.ops.exp(self.logits)
+
+    @property
+    def mode(self):
+        return MS.ops.clamp(MS.ops.floor((self.total_count - 1) * MS.ops.exp(self.logits)), min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / MS.ops.sigmoid(-self.logits)
+
+    def sample(self, sample_shape=()):
+        shape = self._extended_shape(sample_shape)
+        rate = self._gamma(shape, self.total_count) * MS.ops.exp(self.logits)
+        out = MS.ops.random_poisson(MS.Tensor((), MS.int64), rate.astype(MS.float32))
+        return out.astype(self.probs.dtype).reshape(shape)
+
+    def log_prob(self, value):
+        value = self._value(value, self.probs)
+        n = self.total_count
+        unnormalized = n * MS.ops.logsigmoid(-self.logits) + value * MS.ops.logsigmoid(self.logits)
+        normalization = -MS.ops.lgamma(n + value) + MS.ops.lgamma(1.0 + value) + MS.ops.lgamma(n)
+        normalization = MS.ops.where(n + value == 0.0, MS.ops.zeros_like(normalization), normalization)
+        return unnormalized - normalization
+'''
+
+SOURCES["OneHotCategorical"] = '''
+class NAME(BASE):
+    """PyTorch's OneHotCategorical(probs=None, logits=None), computed with MindSpore ops."""
+''' + _LOGITS + '''
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        probs, logits = self._from(probs, logits, False)
+        self.probs = probs
+        self.logits = logits - MS.ops.logsumexp(logits, -1, True)
+        super().__init__(self.probs.shape[:-1], self.probs.shape[-1:])
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        k = self.probs.shape[-1]
+        return MS.ops.one_hot(self.probs.argmax(-1), k, MS.Tensor(1.0, self.probs.dtype), MS.Tensor(0.0, self.probs.dtype))
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        k = self.probs.shape[-1]
+        n = int(MS.ops.ones(tuple(sample_shape)).size)
+        draws = MS.ops.multinomial(self.probs.reshape((-1, k)).astype(MS.float32), n, True)
+        draws = draws.transpose(1, 0).reshape(tuple(sample_shape) + self.batch_shape)
+        return MS.ops.one_hot(draws.astype(MS.int32), k, MS.Tensor(1.0, self.probs.dtype), MS.Tensor(0.0, self.probs.dtype))
+
+    def log_prob(self, value):
+        value = self._value(value, self.probs)
+        return (value * self.logits).sum(-1)
+
+    def entropy(self):
+        logits = MS.ops.clamp(self.logits, min=float(-3.4028234663852886e38 if self.logits.dtype == MS.float32 else -1.7976931348623157e308))
+        return -(logits * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        k = self.probs.shape[-1]
+        values = MS.ops.eye(k, k, self.probs.dtype).reshape((k,) + (1,) * len(self.batch_shape) + (k,))
+        return MS.ops.broadcast_to(values, (k,) + self.batch_shape + (k,)) if expand else values
+'''
+
+TRANSFORMS["SoftmaxTransform"] = '''
+class NAME(TBASE):
+    """PyTorch's SoftmaxTransform: y = softmax(x) over the last axis (not bijective: the
+    inverse is log y, no log-Jacobian)."""
+
+    def _call(self, x):
+        logprobs = x
+        probs = MS.ops.exp(logprobs - logprobs.max(-1, keepdims=True))
+        return probs / probs.sum(-1, keepdims=True)
+
+    def _inverse(self, y):
+        return MS.ops.log(y)
+'''
+TRANSFORMS["SoftplusTransform"] = '''
+class NAME(TBASE):
+    """PyTorch's SoftplusTransform: y = log(1 + exp(x))."""
+
+    def _call(self, x):
+        return MS.ops.softplus(x)
+
+    def _inverse(self, y):
+        return MS.ops.log(-MS.ops.expm1(-y)) + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -MS.ops.softplus(-x)
+'''

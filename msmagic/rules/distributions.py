@@ -256,7 +256,9 @@ for _fam, (_mod, _sig, _rename, _rule, _dtype, _) in _FAMILIES.items():
 #: their properties and methods port as written
 WRITTEN_OUT = frozenset((
     "Laplace", "Cauchy", "Gumbel", "LogNormal", "Gamma", "Chi2", "Beta", "StudentT", "Poisson", "Geometric",
-    "Binomial", "Multinomial", "Dirichlet", "MultivariateNormal", "Independent", "TransformedDistribution"))
+    "Binomial", "Multinomial", "Dirichlet", "MultivariateNormal", "Independent", "TransformedDistribution",
+    "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "FisherSnedecor", "Kumaraswamy", "NegativeBinomial",
+    "OneHotCategorical"))
 
 
 def _written_out(site, receiver) -> bool:
