@@ -44,7 +44,7 @@ def test_written_out_families_in_functions_and_aliases():
         q = Gamma(torch.tensor([1.0, 1.0]), torch.tensor([2.0, 2.0]))
         kl = kl_divergence(p, q)
         y = ExpTransform()(torch.tensor([0.1, 0.2]))
-        s = p.rsample((5, 2))
+        s = p.sample((5, 2))
         shape = tuple(s.shape)
     """))
     assert "torch" not in "".join(l for l in run.port.code.splitlines() if "import" in l)
@@ -156,3 +156,14 @@ def test_findings():
         from torch.distributions.transforms import AffineTransform
         t = AffineTransform(0.0, torch.ones(3), event_dim=1)
     """, "DST007", "event_dim")
+
+
+def test_gamma_drawn_rsample_is_flagged():
+    r = msmagic.port(src("""
+        import torch
+        from torch.distributions import Beta, Laplace
+        s = Beta(torch.ones(2), torch.ones(2)).rsample((3,))
+        t = Laplace(torch.zeros(2), torch.ones(2)).rsample((3,))
+    """))
+    found = [f for f in r.unsupported if f.rule_id == "DST006"]
+    assert len(found) == 1 and "Beta.rsample" in str(found[0])

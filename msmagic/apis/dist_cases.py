@@ -83,7 +83,7 @@ case("torch.distributions.Beta", _H + """
     mo = D.Beta(torch.tensor([2.0, 3.0]), torch.tensor([3.0, 2.0])).mode
     c1, c0 = _d.concentration1, _d.concentration0
     kl = kl_divergence(_d, D.Beta(torch.tensor([1.0, 2.0, 2.0]), torch.tensor([1.0, 2.0, 3.0])))
-    s = _d.rsample((4,))
+    s = _d.sample((4,))
     ss = tuple(s.shape)
     lk = D.Beta(concentration1=2.0, concentration0=3.0).log_prob(x)
 """)
@@ -143,7 +143,7 @@ case("torch.distributions.Dirichlet", _H + """
     m, v, mo = _d.mean, _d.variance, _d.mode
     bs, es = tuple(_d.batch_shape), tuple(_d.event_shape)
     kl = kl_divergence(_d, D.Dirichlet(torch.tensor([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])))
-    s = _d.rsample((3,))
+    s = _d.sample((3,))
     ss, total = tuple(s.shape), s.sum(-1)
 """)
 case("torch.distributions.MultivariateNormal", _H + """
@@ -440,7 +440,7 @@ case("torch.distributions.FisherSnedecor", _H + """
     x = torch.tensor([0.5, 1.0, 2.5])
     lp = _d.log_prob(x)
     m, v, mo = _d.mean, _d.variance, _d.mode
-    s = _d.rsample((3,))
+    s = _d.sample((3,))
     ss = tuple(s.shape)
 """)
 case("torch.distributions.Kumaraswamy", _H + """

@@ -261,6 +261,10 @@ WRITTEN_OUT = frozenset((
     "OneHotCategorical"))
 
 
+#: written-out families whose rsample goes through Gamma draws
+_GAMMA_DRAWN = frozenset(("Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "FisherSnedecor"))
+
+
 def _written_out(site, receiver) -> bool:
     kind = site.kind_of(receiver)
     return kind is not None and kind.base == DIST and kind.detail in WRITTEN_OUT
@@ -307,9 +311,16 @@ def _same(rule: str):
 
 
 def _sample(site):
-    if _written_out(site, site.original.func.value):
+    recv = site.original.func.value
+    if _written_out(site, recv):
         # the written-out class has PyTorch's sample/rsample: kept, tagged as a draw
-        site.edit("DST006", site.updated, detail=f".{site.original.func.attr.value}() kept (written-out class)")
+        name = site.original.func.attr.value
+        site.edit("DST006", site.updated, detail=f".{name}() kept (written-out class)")
+        family = _family(site.kind_of(recv))
+        if name == "rsample" and family in _GAMMA_DRAWN:
+            site.finding("DST006", f"{family}.rsample draws Gamma variates with MindSpore's random_gamma: "
+                         "gradients through them are not PyTorch's (implicit reparameterisation)",
+                         comment="rsample gradients not PyTorch's")
         return site.updated
     new = site.apply(func=site.updated.func.with_changes(attr=cst.Name("sample")))
     name = site.original.func.attr.value
