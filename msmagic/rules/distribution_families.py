@@ -52,7 +52,7 @@ register(
 
 register(
     "DST007",
-    "Independent, TransformedDistribution and the elementwise transforms are written out",
+    "Independent, TransformedDistribution and transforms are written out",
     group=GROUP,
     why="""
         ``Independent(base, n)`` sums the base's ``log_prob``/``entropy`` over its rightmost
