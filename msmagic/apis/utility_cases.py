@@ -116,9 +116,6 @@ case("torch.as_tensor", _U + """
     d = torch.as_tensor(x)
 """)
 
-flagged("Distribution.icdf", _D + """
-    q = Normal(torch.zeros(2), torch.ones(2)).icdf(torch.tensor([0.1, 0.9]))
-""")
 
 case("torch.nn.utils.rnn.pad_sequence", """
     import torch

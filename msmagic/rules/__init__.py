@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
 )
 
 ORDER = (
@@ -43,7 +43,7 @@ ORDER = (
     # distributed
     "DDP001", "DDP002", "DDP003", "DDP004",
     # distributions
-    "DST001", "DST002", "DST003", "DST004", "DST005",
+    "DST001", "DST002", "DST003", "DST004", "DST005", "DST006", "DST007",
     # dropout
     "DRP001", "DRP002", "DRP003",
     # ecosystem

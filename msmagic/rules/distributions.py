@@ -252,13 +252,31 @@ for _fam, (_mod, _sig, _rename, _rule, _dtype, _) in _FAMILIES.items():
 
 # --- properties -> methods (DST003)
 
+#: families written out as classes with PyTorch's interface (msmagic.rules.distribution_families):
+#: their properties and methods port as written
+WRITTEN_OUT = frozenset((
+    "Laplace", "Cauchy", "Gumbel", "LogNormal", "Gamma", "Chi2", "Beta", "StudentT", "Poisson", "Geometric",
+    "Binomial", "Multinomial", "Dirichlet", "MultivariateNormal", "Independent", "TransformedDistribution",
+    "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "FisherSnedecor", "Kumaraswamy", "NegativeBinomial",
+    "OneHotCategorical"))
+
+
+#: written-out families whose rsample goes through Gamma draws
+_GAMMA_DRAWN = frozenset(("Gamma", "Chi2", "Beta", "Dirichlet", "StudentT", "FisherSnedecor"))
+
+
+def _written_out(site, receiver) -> bool:
+    kind = site.kind_of(receiver)
+    return kind is not None and kind.base == DIST and kind.detail in WRITTEN_OUT
+
+
 def _called(site) -> bool:
     return bool(site.enclosing_calls) and site.enclosing_calls[-1].func is site.original
 
 
 def _prop(target: str, name: str):
     def handler(site):
-        if _called(site):
+        if _called(site) or _written_out(site, site.original.value):
             return None
         new = cst.Call(func=site.updated.with_changes(attr=cst.Name(target)))
         site.edit("DST003", new, detail=f".{name} -> .{target}()")
@@ -293,6 +311,17 @@ def _same(rule: str):
 
 
 def _sample(site):
+    recv = site.original.func.value
+    if _written_out(site, recv):
+        # the written-out class has PyTorch's sample/rsample: kept, tagged as a draw
+        name = site.original.func.attr.value
+        site.edit("DST006", site.updated, detail=f".{name}() kept (written-out class)")
+        family = _family(site.kind_of(recv))
+        if name == "rsample" and family in _GAMMA_DRAWN:
+            site.finding("DST006", f"{family}.rsample draws Gamma variates with MindSpore's random_gamma: "
+                         "gradients through them are not PyTorch's (implicit reparameterisation)",
+                         comment="rsample gradients not PyTorch's")
+        return site.updated
     new = site.apply(func=site.updated.func.with_changes(attr=cst.Name("sample")))
     name = site.original.func.attr.value
     site.edit("DST004", new, detail=f".{name}() -> .sample()")
@@ -302,15 +331,39 @@ def _sample(site):
     return new
 
 
+#: icdf of MindSpore's own classes, PyTorch's formula on their parameters ({d}: the
+#: distribution, {v}: the probabilities)
+_ICDF = {
+    "Normal": "{d}.mean() + {d}.sd() * {ops}.erfinv(2 * {v} - 1) * 2 ** 0.5",
+    "Uniform": "{v} * ({d}.high - {d}.low) + {d}.low",
+    "Exponential": "-{ops}.log1p(-{v}) / {d}.rate",
+}
+
+
 def _icdf(site):
-    site.finding("DST003", "MindSpore's distributions have no icdf", comment="no MindSpore icdf")
+    recv = site.original.func.value
+    if _written_out(site, recv):
+        site.edit("DST006", site.updated, detail=".icdf() kept (written-out class)")
+        return site.updated
+    family = _family(site.kind_of(recv))
+    bound = site.bound()
+    if family in _ICDF and bound and len(bound) == 1 and is_pure(recv) and isinstance(recv, (cst.Name, cst.Attribute)):
+        value = bound[0][1].value
+        if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        ops = site.code(site.ref("mindspore.ops"))
+        new = site.parse(_ICDF[family].format(d=site.code(site.updated.func.value), v=site.code(value), ops=ops))
+        site.edit("DST003", new, detail=f"{family}.icdf -> PyTorch's formula on its parameters")
+        return new
+    site.finding("DST003", "MindSpore's distributions have no icdf (Normal, Uniform and Exponential bound "
+                 "to a name get PyTorch's formula)", comment="no MindSpore icdf")
     return None
 
 
 method("log_prob", "DST003", receiver=DIST, sig=("value",), handler=_same("DST003"))
 method("cdf", "DST003", receiver=DIST, sig=("value",), handler=_same("DST003"))
 method("entropy", "DST003", receiver=DIST, handler=_same("DST003"))
-method("icdf", "DST003", receiver=DIST, handler=_icdf)
+method("icdf", "DST003", receiver=DIST, sig=("value",), handler=_icdf)
 method("sample", "DST004", receiver=DIST, sig=("sample_shape",), ms_sig=("shape",),
        rename={"sample_shape": "shape"}, handler=_sample, random=True)
 method("rsample", "DST004", receiver=DIST, sig=("sample_shape",), ms_sig=("shape",),
@@ -339,6 +392,8 @@ def _kl(site):
         site.finding("DST005", "the families of p and q are not known here (build them in this "
                      "cell with a torch.distributions class)", comment="kl_loss needs q's family")
         return None
+    if fp in WRITTEN_OUT or fq in WRITTEN_OUT:
+        return _kl_written_out(site, p, q, fp, fq)
     if fp != fq:
         site.finding("DST005", f"MindSpore has no KL between {fp} and {fq}",
                      comment="no MindSpore KL for mixed families")
@@ -357,6 +412,26 @@ def _kl(site):
                    args=[cst.Arg(cst.SimpleString(f'"{fq}"'), comma=sep)]
                    + [cst.Arg(v, comma=sep) for v in params[:-1]] + [cst.Arg(params[-1])])
     site.edit("DST005", new, detail=f"kl_divergence(p, q) -> p.kl_loss(\"{fq}\", ...)")
+    return new
+
+
+#: written-out families with a same-family kl_divergence method (Chi2 is a Gamma)
+_KL_WRITTEN = {"Laplace", "Cauchy", "Gumbel", "LogNormal", "Gamma", "Chi2", "Beta", "Poisson", "Geometric",
+               "Dirichlet", "MultivariateNormal", "Independent"}
+
+
+def _kl_written_out(site, p, q, fp, fq):
+    """kl_divergence(p, q) of written-out classes: p.kl_divergence(q) (same family)."""
+    gamma = {"Gamma", "Chi2"}
+    if not (fp == fq or {fp, fq} <= gamma) or fp not in _KL_WRITTEN:
+        site.finding("DST005", f"the KL between {fp} and {fq} is not written out",
+                     comment="KL of these families not ported")
+        return None
+    recv = p.value
+    if not isinstance(recv, (cst.Name, cst.Attribute, cst.Call)):
+        recv = recv.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    new = cst.Call(func=cst.Attribute(value=recv, attr=cst.Name("kl_divergence")), args=[cst.Arg(q.value)])
+    site.edit("DST005", new, detail="kl_divergence(p, q) -> p.kl_divergence(q) (written-out class)")
     return new
 
 

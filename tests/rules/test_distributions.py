@@ -66,10 +66,19 @@ def test_findings():
     """), "DST002", "NaN in PyTorch")
     flagged(src("""
         import torch
-        from torch.distributions import Normal
-        d = Normal(0.0, 1.0)
+        from torch.distributions import Bernoulli
+        d = Bernoulli(torch.tensor([0.5]))
         y = d.icdf(torch.tensor([0.5]))
     """), "DST003", "no MindSpore icdf")
+
+
+def test_icdf_of_a_named_normal_is_pytorchs_formula():
+    check(src("""
+        import torch
+        from torch.distributions import Normal
+        d = Normal(0.0, 1.0)
+        y = d.icdf(torch.tensor([0.1, 0.5, 0.9]))
+    """), "y", rule="DST003")
 
 
 def test_idempotent():
