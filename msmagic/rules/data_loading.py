@@ -224,7 +224,7 @@ register(
 
 register(
     "LDR009",
-    "Subset, random_split, ConcatDataset and ChainDataset are written out as definitions",
+    "Subset, random_split, ConcatDataset, ChainDataset: written out as definitions",
     group=GROUP,
     why="""
         MindSpore 2.10 has no ``Subset``, ``random_split``, ``ConcatDataset`` or
@@ -263,7 +263,7 @@ register(
 
 register(
     "LDR010",
-    "Samplers become MindSpore's; SubsetRandomSampler and WeightedRandomSampler are written out",
+    "Samplers become MindSpore's; Subset- and WeightedRandomSampler are written out",
     group=GROUP,
     why="""
         ``Sampler`` (the base of a user's sampler), ``RandomSampler``,
