@@ -209,3 +209,17 @@ def test_a_dataset_class_defined_in_one_cell_is_used_in_the_next():
     assert {r.name for r in reports[2].rows} >= {"xs", "ys", "val_rows"}
     assert "class Pairs(mindspore.dataset.dataloader.Dataset)" in reports[0].port.code or \
         "class Pairs(Dataset)" in reports[0].port.code
+
+
+def test_stack_dataset_tuples_and_dicts():
+    run = _run("""
+        from torch.utils.data import StackDataset, TensorDataset
+        pairs = StackDataset(Squares(4), TensorDataset(torch.arange(8.0).reshape(4, 2)))
+        named = torch.utils.data.StackDataset(image=Squares(4), label=[3, 1, 4, 1])
+        n = (len(pairs), len(named))
+        (a, b), (row,) = pairs[1]
+        item = named[2]
+        batches = [(b["image"][0], b["label"]) for b in DataLoader(named, batch_size=3)]
+    """)
+    assert run.agree("n", "a", "b", "row", "item", "batches"), run.explain()
+    assert run.port.code.count("class StackDataset(") == 1

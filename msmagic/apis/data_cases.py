@@ -153,6 +153,21 @@ for _name in ("torch.utils.data.ChainDataset", "torch.utils.data.dataset.ChainDa
         batches = [b for b in DataLoader(chained, batch_size=2)]
     """))
 
+for _name in ("torch.utils.data.StackDataset", "torch.utils.data.dataset.StackDataset"):
+    case(_name, _joined(_SQUARES, f"""
+        pairs = {_name}(Squares(4), torch.utils.data.TensorDataset(torch.arange(8.0).reshape(4, 2)))
+        n = len(pairs)
+        (a, b), (row,) = pairs[2]
+        batches = [(sq[1], t[0]) for sq, t in DataLoader(pairs, batch_size=3)]
+    """))
+case("torch.utils.data.StackDataset", _joined(_SQUARES, """
+    from torch.utils.data import StackDataset
+    named = StackDataset(image=Squares(5), label=list(range(10, 15)))
+    n = len(named)
+    item = named[3]
+    batches = [(b["image"][1], b["label"]) for b in DataLoader(named, batch_size=2)]
+"""))
+
 # ----------------------------------------------------------------------------- random_split
 
 for _name in ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split"):
@@ -348,3 +363,20 @@ case("torch.utils.data.get_worker_info", _joined(_STREAM, """
             return iter(torch.arange(6.0)[start::step])
     items = [b for b in DataLoader(Sharded(), batch_size=4)]
 """))
+
+# ----------------------------------------------------------------------------- torch.utils.dlpack
+
+case("torch.utils.dlpack.from_dlpack", """
+    import torch
+    from torch.utils.dlpack import from_dlpack, to_dlpack
+    x = torch.arange(6.0).reshape(2, 3)
+    y = from_dlpack(to_dlpack(x))
+    doubled = y * 2
+""")
+case("torch.utils.dlpack.to_dlpack", """
+    import torch
+    import torch.utils.dlpack
+    x = torch.tensor([[1, 2], [3, 4]])
+    back = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(x))
+    total = back.sum()
+""")

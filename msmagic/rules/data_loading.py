@@ -234,7 +234,9 @@ register(
         and ``.indices``; ``ConcatDataset(datasets)`` chains the datasets' items (a
         negative index counts from the end) and keeps ``.datasets`` and
         ``.cumulative_sizes``; ``ChainDataset(datasets)`` iterates ``IterableDataset``s one
-        after the other (its length is the sum of theirs); ``random_split(ds, lengths)``
+        after the other (its length is the sum of theirs); ``StackDataset(a, b)`` (or
+        ``StackDataset(x=a, y=b)``) makes item ``i`` the tuple (or dict) of the datasets'
+        items ``i``; ``random_split(ds, lengths)``
         takes integer lengths or fractions (turned into counts as PyTorch does: each
         ``floor(len(ds) * fraction)``, the remainder spread one by one from the first
         subset), draws one permutation of all rows and cuts it into consecutive Subsets.
@@ -437,6 +439,8 @@ def _loader_unpacked(site, target):
 # ----------------------------------------------------------------------------- entries
 
 module("torch.utils", None)
+# DLPack exchange (``torch.utils.dlpack.from_dlpack``): the table maps the functions
+module("torch.utils.dlpack", "mindspore.utils.dlpack")
 module("torch.utils.data", TARGET)
 # ``import torch.utils.data.dataloader as D`` (``from torch.utils.data.dataset import ...``):
 # what it names resolves to the entries below
@@ -771,8 +775,48 @@ def _chain(site):
     return new
 
 
+_STACK = ("torch.utils.data.StackDataset", "torch.utils.data.dataset.StackDataset")
+
+
+def _stack_source(site):
+    base = site.code(site.ref(f"{TARGET}.Dataset"))
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """Item i is the tuple (or dict) of the datasets\' items i (PyTorch\'s StackDataset)."""\n'
+        f"\n"
+        f"    def __init__(self, *args, **kwargs):\n"
+        f"        super().__init__()\n"
+        f"        if args and kwargs:\n"
+        f'            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "\n'
+        f'                             "input/output, but both types are given.")\n'
+        f"        if not args and not kwargs:\n"
+        f'            raise ValueError("At least one dataset should be passed")\n'
+        f"        self.datasets = args if args else kwargs\n"
+        f"        sizes = [len(d) for d in (args if args else kwargs.values())]\n"
+        f"        self._length = sizes[0]\n"
+        f"        if any(n != self._length for n in sizes):\n"
+        f'            raise ValueError("Size mismatch between datasets")\n'
+        f"\n"
+        f"    def __getitem__(self, index):\n"
+        f"        if isinstance(self.datasets, dict):\n"
+        f"            return {{k: dataset[index] for k, dataset in self.datasets.items()}}\n"
+        f"        return tuple(dataset[index] for dataset in self.datasets)\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return self._length\n"
+    )
+
+
+def _stack(site):
+    name = site.define("StackDataset", _stack_source(site), _STACK)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="StackDataset -> a definition of PyTorch's StackDataset")
+    return new
+
+
 for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
     api(f"{_prefix}.ChainDataset", rule="LDR009", sig=("datasets",), handler=_chain, returns=None)
+    api(f"{_prefix}.StackDataset", rule="LDR009", handler=_stack, returns=None)
     api(f"{_prefix}.Subset", rule="LDR009", sig=("dataset", "indices"), handler=_subset, returns=None)
     api(f"{_prefix}.ConcatDataset", rule="LDR009", sig=("datasets",), handler=_concat, returns=None)
     api(f"{_prefix}.random_split", rule="LDR009", sig=("dataset", "lengths", "generator"),
