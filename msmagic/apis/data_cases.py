@@ -380,3 +380,32 @@ case("torch.utils.dlpack.to_dlpack", """
     back = torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(x))
     total = back.sum()
 """)
+
+# ----------------------------------------------------------------------------- torch.utils.checkpoint (RCP001)
+
+case("torch.utils.checkpoint.checkpoint", """
+    import torch
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Sequential(nn.Linear(4, 4), nn.ReLU()) for _ in range(3)])
+            self.head = nn.Linear(4, 2)
+        def forward(self, x):
+            for block in self.blocks:
+                x = checkpoint(block, x, use_reentrant=False)
+            return self.head(x)
+    torch.manual_seed(0)
+    net = Net()
+    y = net(torch.linspace(-1, 1, 8).reshape(2, 4))
+""")
+case("torch.utils.checkpoint.checkpoint", """
+    import torch
+    import torch.utils.checkpoint
+    def scaled(a, b, scale=1.0):
+        return (a * b).sum(dim=-1) * scale
+    x = torch.arange(6.0).reshape(2, 3)
+    w = torch.tensor([0.5, -1.0, 2.0])
+    out = torch.utils.checkpoint.checkpoint(scaled, x, w, use_reentrant=False, scale=3.0)
+""")
