@@ -349,6 +349,35 @@ case("torch.utils.data.default_collate", """
         return x * 2, y
     batches = [b for b in DataLoader(ds, batch_size=2, collate_fn=doubled, drop_last=True)]
 """)
+for _name in ("torch.utils.data.default_convert", "torch.utils.data.dataloader.default_convert",
+              "torch.utils.data._utils.collate.default_convert"):
+    case(_name, f"""
+        import numpy as np
+        import torch
+        import {_name.rsplit('.', 1)[0]} as _m
+        t = _m.default_convert(np.arange(4.0).reshape(2, 2))
+        i = _m.default_convert(np.array([1, 2, 3], dtype=np.int32))
+        pair = _m.default_convert((np.ones(2, dtype=np.float32), 7))
+        d = _m.default_convert({{"x": np.arange(3), "name": "a"}})
+        x, name = d["x"], d["name"]
+    """)
+case("torch.utils.data.default_convert", """
+    import numpy as np
+    import torch
+    from torch.utils.data import DataLoader, Dataset
+    class Rows(Dataset):
+        def __len__(self):
+            return 3
+        def __getitem__(self, i):
+            return np.full(2, float(i))
+    unbatched = [r for r in DataLoader(Rows(), batch_size=None)]
+""")
+for _name in ("torch.utils.data.dataloader.get_worker_info", "torch.utils.data._utils.worker.get_worker_info"):
+    case(_name, f"""
+        import torch
+        import {_name.rsplit('.', 1)[0]} as _m
+        is_main = _m.get_worker_info() is None
+    """)
 case("torch.utils.data.get_worker_info", """
     import torch
     info = torch.utils.data.get_worker_info()

@@ -197,7 +197,8 @@ register(
         the only change; the methods are ported like any other code, and items may be
         tensors, tuples, dicts, NumPy arrays or Python numbers. ``default_collate``, called
         by hand in a ``collate_fn``, becomes MindSpore's, which collates the same way
-        (rule LDR002), and ``get_worker_info()`` MindSpore's (``None`` in the main
+        (rule LDR002), ``default_convert`` (NumPy arrays to tensors, what a loader with
+        ``batch_size=None`` applies) MindSpore's, and ``get_worker_info()`` MindSpore's (``None`` in the main
         process, where the port loads).
     """,
     seed=SEED,
@@ -444,7 +445,7 @@ module("torch.utils.dlpack", "mindspore.utils.dlpack")
 module("torch.utils.data", TARGET)
 # ``import torch.utils.data.dataloader as D`` (``from torch.utils.data.dataset import ...``):
 # what it names resolves to the entries below
-for _sub in ("dataset", "dataloader", "sampler", "distributed", "_utils", "_utils.collate"):
+for _sub in ("dataset", "dataloader", "sampler", "distributed", "_utils", "_utils.collate", "_utils.worker"):
     module(f"torch.utils.data.{_sub}", TARGET)
 for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
     api(f"{_prefix}.TensorDataset", f"{TARGET}.TensorDataset", rule="LDR001", returns=DATASET)
@@ -458,8 +459,14 @@ for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
 for _qual in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
               "torch.utils.data._utils.collate.default_collate"):
     api(_qual, f"{TARGET}.default_collate", rule="LDR008", returns=None)
+for _qual in ("torch.utils.data.default_convert", "torch.utils.data.dataloader.default_convert",
+              "torch.utils.data._utils.collate.default_convert"):
+    # NumPy arrays (and those inside lists, tuples, dicts) become tensors; the rest is kept
+    api(_qual, f"{TARGET}.default_convert", rule="LDR008", returns=None)
 # None in the main process, where the port loads (LDR004), as in PyTorch without workers
-api("torch.utils.data.get_worker_info", f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
+for _qual in ("torch.utils.data.get_worker_info", "torch.utils.data.dataloader.get_worker_info",
+              "torch.utils.data._utils.worker.get_worker_info"):
+    api(_qual, f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
 
 
 # ----------------------------------------------------------------------------- samplers
