@@ -1494,3 +1494,4 @@ case("torch.Tensor", """
     is_not = isinstance([1.0], torch.Tensor)
     y = double(x)
 """)
+import msmagic.apis.data_cases  # noqa: E402,F401

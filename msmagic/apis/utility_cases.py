@@ -173,80 +173,8 @@ for _name in ("NEAREST", "BILINEAR", "BICUBIC"):
     """)
 
 
-# ----------------------------------------------------------------------------- data loading (LDR*)
-# The loaders yield the same batches on both sides (unshuffled, or shuffled with
-# PyTorch's order under parity); each case compares what the batches hold.
+# data loading (LDR*): msmagic/apis/data_cases.py
 
-_DATA = """
-    import torch
-    from torch.utils.data import DataLoader
-    class Squares(torch.utils.data.Dataset):
-        def __init__(self, n):
-            self.x = torch.arange(float(n))
-        def __len__(self):
-            return len(self.x)
-        def __getitem__(self, i):
-            return self.x[i], self.x[i] ** 2
-"""
-
-for _base in ("torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset"):
-    case(_base, _DATA.replace("torch.utils.data.Dataset", _base) + """
-        sums = [float(b.sum()) for a, b in DataLoader(Squares(10), batch_size=4)]
-    """)
-for _name in ("torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"):
-    case(_name, f"""
-        import torch
-        from torch.utils.data import DataLoader
-        class Stream({_name}):
-            def __iter__(self):
-                return iter(torch.arange(6.0).reshape(3, 2))
-        sums = [float(b.sum()) for b in DataLoader(Stream(), batch_size=2)]
-    """)
-for _name in ("torch.utils.data.ConcatDataset", "torch.utils.data.dataset.ConcatDataset"):
-    case(_name, _DATA + f"""
-        both = {_name}([Squares(3), Squares(4)])
-        n = len(both)
-        firsts = [float(both[i][1]) for i in range(n)]
-    """)
-for _name in ("torch.utils.data.Subset", "torch.utils.data.dataset.Subset"):
-    case(_name, _DATA + f"""
-        part = {_name}(Squares(10), [1, 3, 5])
-        values = [float(part[i][1]) for i in range(len(part))]
-    """)
-for _name in ("torch.utils.data.random_split", "torch.utils.data.dataset.random_split"):
-    case(_name, _DATA + f"""
-        train, valid = {_name}(Squares(10), [7, 3])
-        sizes = [len(train), len(valid)]
-    """)
-for _name in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
-              "torch.utils.data._utils.collate.default_collate"):
-    case(_name, f"""
-        import torch
-        import {_name.rsplit('.', 1)[0]} as _m
-        batch = _m.default_collate([(torch.tensor([1.0, 2.0]), 3), (torch.tensor([4.0, 5.0]), 6)])
-        x, y = batch
-    """)
-for _name in ("torch.utils.data.RandomSampler", "torch.utils.data.sampler.RandomSampler"):
-    case(_name, _DATA + f"""
-        loader = DataLoader(Squares(8), batch_size=4, sampler={_name}(range(8)))
-        total = sum(float(b.sum()) for a, b in loader)
-    """)
-for _name in ("torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler"):
-    case(_name, _DATA + f"""
-        loader = DataLoader(Squares(8), batch_size=2, sampler={_name}([0, 2, 4, 6]))
-        total = sum(float(b.sum()) for a, b in loader)
-    """)
-for _name in ("torch.utils.data.sampler.SequentialSampler", "torch.utils.data.sampler.BatchSampler"):
-    case(_name, _DATA + """
-        from torch.utils.data.sampler import SequentialSampler, BatchSampler
-        loader = DataLoader(Squares(6), batch_sampler=BatchSampler(SequentialSampler(range(6)), 4, False))
-        sums = [float(b.sum()) for a, b in loader]
-    """)
-case("torch.utils.data.get_worker_info", """
-    import torch
-    info = torch.utils.data.get_worker_info()
-    is_main = info is None
-""")
 case("torch.optim.lr_scheduler.LRScheduler", """
     import torch
     class Halving(torch.optim.lr_scheduler.LRScheduler):

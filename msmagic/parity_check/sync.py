@@ -9,8 +9,9 @@
 * a ``Subset`` (or the list ``random_split`` returns) takes the indices of PyTorch's, so
   a random split holds the same rows on both sides;
 * a shuffled DataLoader has its MindSpore port iterate in the order PyTorch's loader
-  drew: each time the PyTorch loader is iterated, the indices its RandomSampler or
-  SubsetRandomSampler yields are recorded (:class:`ShuffleLink`), and the MindSpore
+  drew: each time the PyTorch loader is iterated, the indices its RandomSampler,
+  SubsetRandomSampler, WeightedRandomSampler or shuffling DistributedSampler yields are
+  recorded (:class:`ShuffleLink`), and the MindSpore
   loader's BatchSampler takes them in turn (:class:`TorchOrder`), so both sides see the
   same batches. Loaders are paired as they are built while a statement runs (the k-th
   MindSpore DataLoader built follows the k-th PyTorch one, so a loader a function builds
@@ -870,13 +871,24 @@ class TorchOrder:
 
 
 def _shuffling_samplers() -> tuple:
-    from torch.utils.data import RandomSampler, SubsetRandomSampler
+    from torch.utils.data import RandomSampler, SubsetRandomSampler, WeightedRandomSampler
 
-    return RandomSampler, SubsetRandomSampler
+    return RandomSampler, SubsetRandomSampler, WeightedRandomSampler
+
+
+def _draws_order(sampler) -> bool:
+    """A sampler whose order is a random draw parity can follow: PyTorch's
+    RandomSampler, SubsetRandomSampler, WeightedRandomSampler, or a DistributedSampler
+    that shuffles."""
+    from torch.utils.data import DistributedSampler
+
+    if type(sampler) is DistributedSampler:
+        return bool(sampler.shuffle)
+    return type(sampler) in _shuffling_samplers()
 
 
 def _shuffle_state(loader) -> str:
-    """"unlinked": the loader draws its order with a RandomSampler or SubsetRandomSampler;
+    """"unlinked": the loader draws its order with a random sampler (:func:`_draws_order`);
     "linked": its orders are recorded already; "sequential": not shuffled; "other": a
     sampler parity cannot follow."""
     from torch.utils.data import SequentialSampler
@@ -886,7 +898,7 @@ def _shuffle_state(loader) -> str:
         return "linked"
     if isinstance(getattr(loader, "sampler", None), SequentialSampler):
         return "sequential"
-    return "unlinked" if type(inner) in _shuffling_samplers() else "other"
+    return "unlinked" if _draws_order(inner) else "other"
 
 
 def _same_length_sequences(a, b) -> bool:
@@ -898,8 +910,9 @@ def link_shuffle(name: str, loader):
     (None, why not)."""
     batches = getattr(loader, "batch_sampler", None)
     inner = getattr(batches, "sampler", None)
-    if batches is None or type(inner) not in _shuffling_samplers():
-        return None, "it does not batch indices from a RandomSampler or SubsetRandomSampler"
+    if batches is None or not _draws_order(inner):
+        return None, ("it does not batch indices from a RandomSampler, SubsetRandomSampler, "
+                      "WeightedRandomSampler or shuffling DistributedSampler")
     link = ShuffleLink(name, len(inner))
     batches.sampler = _RecordingSampler(inner, link)
     _LINKS.add(link)

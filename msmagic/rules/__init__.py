@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
 )
 
 ORDER = (
@@ -74,6 +74,8 @@ ORDER = (
     "PRC001", "PRC002",
     # random
     "RNG001", "RNG002", "RNG003", "RNG004",
+    # recompute (gradient checkpointing)
+    "RCP001",
     # recurrent
     "RNN001", "RNN002", "RNN003", "RNN004", "RNN005", "RNN006",
     # schedulers

@@ -1,9 +1,10 @@
 """Data loading: ``torch.utils.data`` becomes ``mindspore.dataset.dataloader``, MindSpore's
 map-style datasets and DataLoader with PyTorch's parameters, so a custom ``Dataset``, a
 list of examples, a ``TensorDataset`` and the loaders over them give the same batches in
-the same order. ``Subset``, ``random_split`` and ``SubsetRandomSampler``, which MindSpore
-lacks, are written out as small definitions; shuffled loaders are tagged so parity can
-impose PyTorch's order."""
+the same order. ``Subset``, ``random_split``, ``ConcatDataset``, ``ChainDataset``,
+``SubsetRandomSampler`` and ``WeightedRandomSampler``, which MindSpore lacks, are written
+out as small definitions; shuffled loaders are tagged so parity can impose PyTorch's
+order."""
 
 import libcst as cst
 
@@ -196,7 +197,8 @@ register(
         the only change; the methods are ported like any other code, and items may be
         tensors, tuples, dicts, NumPy arrays or Python numbers. ``default_collate``, called
         by hand in a ``collate_fn``, becomes MindSpore's, which collates the same way
-        (rule LDR002), and ``get_worker_info()`` MindSpore's (``None`` in the main
+        (rule LDR002), ``default_convert`` (NumPy arrays to tensors, what a loader with
+        ``batch_size=None`` applies) MindSpore's, and ``get_worker_info()`` MindSpore's (``None`` in the main
         process, where the port loads).
     """,
     seed=SEED,
@@ -223,23 +225,31 @@ register(
 
 register(
     "LDR009",
-    "Subset, random_split and ConcatDataset are written out as definitions",
+    "Subset, random_split, ConcatDataset, ChainDataset: written out as definitions",
     group=GROUP,
     why="""
-        MindSpore 2.10 has no ``Subset``, ``random_split`` or ``ConcatDataset``. They are
-        short, so the port defines them before the first statement that uses them, with
-        PyTorch's behaviour: ``Subset(ds, indices)`` gives ``ds[indices[i]]`` for item
-        ``i``, has ``len(indices)`` items and keeps ``.dataset`` and ``.indices``;
-        ``ConcatDataset(datasets)`` chains the datasets' items (a negative index counts
-        from the end) and keeps ``.datasets`` and ``.cumulative_sizes``;
-        ``random_split(ds, lengths)`` takes integer lengths or fractions (turned into
-        counts as PyTorch does, the remainder spread one by one from the first subset),
-        draws one permutation of all rows and cuts it into consecutive Subsets. The
-        permutation comes from NumPy's global generator (seeded by ``mindspore.set_seed``)
-        or, for ``generator=torch.Generator().manual_seed(k)``, from
-        ``numpy.random.default_rng(k)``: reproducible, but another split than PyTorch's,
-        so ``random_split`` is flagged. Under ``%%ms_parity`` the MindSpore Subsets take
-        the indices of PyTorch's (reported as synchronised: "PyTorch's split used").
+        MindSpore 2.10 has no ``Subset``, ``random_split``, ``ConcatDataset`` or
+        ``ChainDataset``. They are short, so the port defines them before the first
+        statement that uses them, with PyTorch's behaviour: ``Subset(ds, indices)`` gives
+        ``ds[indices[i]]`` for item ``i``, has ``len(indices)`` items and keeps ``.dataset``
+        and ``.indices``; ``ConcatDataset(datasets)`` chains the datasets' items (a
+        negative index counts from the end) and keeps ``.datasets`` and
+        ``.cumulative_sizes``; ``ChainDataset(datasets)`` iterates ``IterableDataset``s one
+        after the other (its length is the sum of theirs); ``StackDataset(a, b)`` (or
+        ``StackDataset(x=a, y=b)``) makes item ``i`` the tuple (or dict) of the datasets'
+        items ``i``; ``random_split(ds, lengths)``
+        takes integer lengths or fractions (turned into counts as PyTorch does: each
+        ``floor(len(ds) * fraction)``, the remainder spread one by one from the first
+        subset), draws one permutation of all rows and cuts it into consecutive Subsets.
+        The split is a random draw, like ``torch.randperm``: the permutation comes from
+        NumPy's global generator (seeded by ``mindspore.set_seed``) or, for
+        ``generator=torch.Generator().manual_seed(k)`` (written in the call or assigned to
+        a name first), from ``numpy.random.default_rng(k)``, reproducible for a given
+        ``k`` but not PyTorch's rows. Under ``%%ms_parity`` the MindSpore Subsets take the
+        indices of PyTorch's (reported as synchronised: "PyTorch's split used"), so what
+        is compared after is the same rows; the subsets' sizes must agree for that copy
+        to happen. A generator that is not visibly ``torch.Generator().manual_seed(k)``
+        is dropped and flagged.
     """,
     seed=SEED,
     reference=REF,
@@ -256,18 +266,23 @@ register(
 
 register(
     "LDR010",
-    "Samplers become MindSpore's; SubsetRandomSampler is written out as a class",
+    "Samplers become MindSpore's; Subset- and WeightedRandomSampler are written out",
     group=GROUP,
     why="""
-        ``RandomSampler``, ``SequentialSampler`` and ``BatchSampler`` exist in
+        ``Sampler`` (the base of a user's sampler), ``RandomSampler``,
+        ``SequentialSampler``, ``BatchSampler`` and ``DistributedSampler`` exist in
         ``mindspore.dataset.dataloader`` with PyTorch's parameters (a ``generator=`` must
         be a NumPy generator there: a torch one is dropped and flagged, rule LDR003) and
         yield the same kind of indices, so ``sampler=`` and ``batch_sampler=`` work
-        unchanged. ``SubsetRandomSampler(indices)``, which MindSpore lacks, is written out
-        as a small class: each epoch it yields ``indices`` in a new random order (NumPy's
-        generator, not PyTorch's: flagged as in rule LDR003) and ``len(sampler)`` is the
-        number of indices, as in PyTorch; under ``%%ms_parity`` the loader follows
-        PyTorch's order.
+        unchanged; ``DistributedSampler(ds, num_replicas, rank, shuffle=False)`` yields
+        PyTorch's indices (the same padding and striding). ``SubsetRandomSampler(indices)``
+        and ``WeightedRandomSampler(weights, num_samples, replacement=True)``, which
+        MindSpore lacks, are written out as small classes: each epoch the first yields
+        ``indices`` in a new random order, the second ``num_samples`` indices drawn with
+        probability proportional to ``weights`` (with or without replacement);
+        ``len(sampler)`` is as in PyTorch. The orders of the random samplers are random
+        draws (NumPy's generator, not PyTorch's, like ``shuffle=True``): under
+        ``%%ms_parity`` a DataLoader reading one follows PyTorch's order.
     """,
     seed=SEED,
     reference=REF,
@@ -425,7 +440,13 @@ def _loader_unpacked(site, target):
 # ----------------------------------------------------------------------------- entries
 
 module("torch.utils", None)
+# DLPack exchange (``torch.utils.dlpack.from_dlpack``): the table maps the functions
+module("torch.utils.dlpack", "mindspore.utils.dlpack")
 module("torch.utils.data", TARGET)
+# ``import torch.utils.data.dataloader as D`` (``from torch.utils.data.dataset import ...``):
+# what it names resolves to the entries below
+for _sub in ("dataset", "dataloader", "sampler", "distributed", "_utils", "_utils.collate", "_utils.worker"):
+    module(f"torch.utils.data.{_sub}", TARGET)
 for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
     api(f"{_prefix}.TensorDataset", f"{TARGET}.TensorDataset", rule="LDR001", returns=DATASET)
     api(f"{_prefix}.Dataset", f"{TARGET}.Dataset", rule="LDR008", attr=True, returns=None)
@@ -438,8 +459,14 @@ for _prefix in ("torch.utils.data", "torch.utils.data.dataloader"):
 for _qual in ("torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate",
               "torch.utils.data._utils.collate.default_collate"):
     api(_qual, f"{TARGET}.default_collate", rule="LDR008", returns=None)
+for _qual in ("torch.utils.data.default_convert", "torch.utils.data.dataloader.default_convert",
+              "torch.utils.data._utils.collate.default_convert"):
+    # NumPy arrays (and those inside lists, tuples, dicts) become tensors; the rest is kept
+    api(_qual, f"{TARGET}.default_convert", rule="LDR008", returns=None)
 # None in the main process, where the port loads (LDR004), as in PyTorch without workers
-api("torch.utils.data.get_worker_info", f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
+for _qual in ("torch.utils.data.get_worker_info", "torch.utils.data.dataloader.get_worker_info",
+              "torch.utils.data._utils.worker.get_worker_info"):
+    api(_qual, f"{TARGET}.get_worker_info", rule="LDR008", returns=None)
 
 
 # ----------------------------------------------------------------------------- samplers
@@ -457,6 +484,12 @@ for _prefix in ("torch.utils.data", "torch.utils.data.sampler"):
         values={"generator": _torch_generator}, handler=_sampler, returns=None)
     api(f"{_prefix}.SequentialSampler", f"{TARGET}.SequentialSampler", rule="LDR010", returns=None)
     api(f"{_prefix}.BatchSampler", f"{TARGET}.BatchSampler", rule="LDR010", returns=None)
+    # the base of a user's sampler (``class MySampler(Sampler): __iter__/__len__``)
+    api(f"{_prefix}.Sampler", f"{TARGET}.Sampler", rule="LDR010", attr=True, returns=None)
+for _qual in ("torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"):
+    # PyTorch's padding, striding and set_epoch; shuffle=True draws NumPy's order (LDR010)
+    api(_qual, f"{TARGET}.DistributedSampler", rule="LDR010",
+        sig=("dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last"), returns=None)
 
 
 def _subset_random_sampler_source(site):
@@ -492,16 +525,71 @@ def _subset_random_sampler(site):
     name = site.define("SubsetRandomSampler", _subset_random_sampler_source(site),
                        ("torch.utils.data.SubsetRandomSampler", "torch.utils.data.sampler.SubsetRandomSampler"))
     new = cst.Call(func=cst.Name(name), args=[cst.Arg(indices.value)])
+    # a random draw (NumPy's order, like shuffle=True): %%ms_parity makes a loader follow PyTorch's
     site.edit("LDR010", new, detail="SubsetRandomSampler -> a definition drawing NumPy's order")
-    site.finding("LDR010", "SubsetRandomSampler draws its order from NumPy's generator, not PyTorch's: in a "
-                 "plain run the batches come in another order (%%ms_parity makes the MindSpore side use "
-                 "PyTorch's orders)", comment=_SHUFFLED_COMMENT)
     return new
 
 
 for _prefix in ("torch.utils.data", "torch.utils.data.sampler"):
     api(f"{_prefix}.SubsetRandomSampler", rule="LDR010", sig=("indices", "generator"),
         handler=_subset_random_sampler, returns=None)
+
+
+def _weighted_sampler_source(site):
+    base = site.code(site.ref(f"{TARGET}.Sampler"))
+    numpy = site.require_import("numpy")
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """num_samples indices drawn with probability proportional to weights (PyTorch\'s\n'
+        f'    WeightedRandomSampler)."""\n'
+        f"\n"
+        f"    def __init__(self, weights, num_samples, replacement=True):\n"
+        f"        super().__init__()\n"
+        f"        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:\n"
+        f'            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={{num_samples}}")\n'
+        f"        if not isinstance(replacement, bool):\n"
+        f'            raise ValueError(f"replacement should be a boolean value, but got replacement={{replacement}}")\n'
+        f"        weights = weights.asnumpy() if hasattr(weights, 'asnumpy') else weights\n"
+        f"        self.weights = {numpy}.asarray(weights, dtype={numpy}.float64)\n"
+        f"        if self.weights.ndim != 1:\n"
+        f'            raise ValueError(f"weights should be a 1d sequence but given weights have shape {{self.weights.shape}}")\n'
+        f"        self.num_samples = num_samples\n"
+        f"        self.replacement = replacement\n"
+        f"\n"
+        f"    def __iter__(self):\n"
+        f"        p = self.weights / self.weights.sum()\n"
+        f"        yield from {numpy}.random.choice(len(p), self.num_samples, replace=self.replacement, p=p).tolist()\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return self.num_samples\n"
+    )
+
+
+_WEIGHTED = ("torch.utils.data.WeightedRandomSampler", "torch.utils.data.sampler.WeightedRandomSampler")
+
+
+def _weighted_sampler(site):
+    bound = site.bound()
+    if bound is None or site.arg("weights") is None or site.arg("num_samples") is None:
+        site.finding("LDR010", "WeightedRandomSampler needs its weights and num_samples passed as arguments "
+                     "(no * or **)", comment="WeightedRandomSampler not ported")
+        return None
+    generator = site.arg("generator")
+    if generator is not None:
+        _torch_generator(site, generator)
+    name = site.define("WeightedRandomSampler", _weighted_sampler_source(site), _WEIGHTED)
+    args = [a for a in site.updated.args if a is not generator]
+    if generator is not None and args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    new = site.updated.with_changes(func=cst.Name(name), args=args)
+    # a random draw (NumPy's, like shuffle=True): %%ms_parity makes a loader follow PyTorch's
+    site.edit("LDR010", new, detail="WeightedRandomSampler -> a definition drawing with NumPy")
+    return new
+
+
+for _qual in _WEIGHTED:
+    api(_qual, rule="LDR010", sig=("weights", "num_samples", "replacement", "generator"),
+        handler=_weighted_sampler, returns=None)
 
 
 # ----------------------------------------------------------------------------- Subset, random_split
@@ -587,28 +675,31 @@ def _random_split(site):
     name = site.define("random_split", _random_split_source(site, subset), _RANDOM_SPLIT)
     args = [cst.Arg(dataset.value), cst.Arg(lengths.value)]
     generator = site.arg("generator")
-    how = "NumPy's global generator (seeded by mindspore.set_seed)"
     if generator is not None:
         original = site.original.args[list(site.updated.args).index(generator)].value
         seed = _seed_of(site, original)
+        if seed is None and isinstance(original, cst.Name):
+            # ``g = torch.Generator().manual_seed(42)`` assigned first
+            assigned = site.assigned_value(original.value)
+            seed = _seed_of(site, assigned) if assigned is not None else None
+            seed = seed if seed is not None and site.literal(seed, None) is not None else None
         _drop(site, generator)
         if seed is None:
             site.finding("LDR009", f"generator={site.code(generator.value).strip()}: only "
                          "torch.Generator().manual_seed(k) is ported (as seed=k); the split is drawn "
                          "from NumPy's global generator", comment="random_split generator dropped")
         else:
-            args.append(cst.Arg(site.updated_of(seed), keyword=cst.Name("seed"),
+            value = site.updated_of(seed) if site.literal(seed, None) is None else seed
+            args.append(cst.Arg(value, keyword=cst.Name("seed"),
                                 equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                                       whitespace_after=cst.SimpleWhitespace(""))))
-            how = f"numpy.random.default_rng({site.code(seed).strip()})"
     args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             for a in args[:-1]] + [args[-1]]
     new = cst.Call(func=cst.Name(name), args=args)
+    # the permutation is a random draw (NumPy's, like torch.randperm's port): under
+    # %%ms_parity the Subsets take PyTorch's indices (tag "split")
     site.edit("LDR009", new, detail="random_split -> a definition of PyTorch's random_split",
               tags=("split",))
-    site.finding("LDR009", f"random_split draws its permutation from {how}, not PyTorch's: the subsets "
-                 "hold other rows than PyTorch's (%%ms_parity makes the MindSpore side use PyTorch's split)",
-                 comment="split drawn by NumPy, not PyTorch (%%ms_parity uses PyTorch's)")
     return new
 
 
@@ -654,7 +745,85 @@ def _concat(site):
     return new
 
 
+_CHAIN = ("torch.utils.data.ChainDataset", "torch.utils.data.dataset.ChainDataset")
+
+
+def _chain_source(site):
+    base = site.code(site.ref(f"{TARGET}.IterableDataset"))
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """The items of several iterable datasets one after the other (PyTorch\'s ChainDataset)."""\n'
+        f"\n"
+        f"    def __init__(self, datasets):\n"
+        f"        super().__init__()\n"
+        f"        self.datasets = datasets\n"
+        f"\n"
+        f"    def __iter__(self):\n"
+        f"        for dataset in self.datasets:\n"
+        f'            assert isinstance(dataset, {base}), "ChainDataset only supports IterableDataset"\n'
+        f"            yield from dataset\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        total = 0\n"
+        f"        for dataset in self.datasets:\n"
+        f'            assert isinstance(dataset, {base}), "ChainDataset only supports IterableDataset"\n'
+        f"            total += len(dataset)\n"
+        f"        return total\n"
+    )
+
+
+def _chain(site):
+    if site.bound() is None or site.arg("datasets") is None:
+        site.finding("LDR009", "ChainDataset(*args) cannot be ported", comment="ChainDataset not ported")
+        return None
+    name = site.define("ChainDataset", _chain_source(site), _CHAIN)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="ChainDataset -> a definition of PyTorch's ChainDataset")
+    return new
+
+
+_STACK = ("torch.utils.data.StackDataset", "torch.utils.data.dataset.StackDataset")
+
+
+def _stack_source(site):
+    base = site.code(site.ref(f"{TARGET}.Dataset"))
+    return lambda name: (
+        f"class {name}({base}):\n"
+        f'    """Item i is the tuple (or dict) of the datasets\' items i (PyTorch\'s StackDataset)."""\n'
+        f"\n"
+        f"    def __init__(self, *args, **kwargs):\n"
+        f"        super().__init__()\n"
+        f"        if args and kwargs:\n"
+        f'            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "\n'
+        f'                             "input/output, but both types are given.")\n'
+        f"        if not args and not kwargs:\n"
+        f'            raise ValueError("At least one dataset should be passed")\n'
+        f"        self.datasets = args if args else kwargs\n"
+        f"        sizes = [len(d) for d in (args if args else kwargs.values())]\n"
+        f"        self._length = sizes[0]\n"
+        f"        if any(n != self._length for n in sizes):\n"
+        f'            raise ValueError("Size mismatch between datasets")\n'
+        f"\n"
+        f"    def __getitem__(self, index):\n"
+        f"        if isinstance(self.datasets, dict):\n"
+        f"            return {{k: dataset[index] for k, dataset in self.datasets.items()}}\n"
+        f"        return tuple(dataset[index] for dataset in self.datasets)\n"
+        f"\n"
+        f"    def __len__(self):\n"
+        f"        return self._length\n"
+    )
+
+
+def _stack(site):
+    name = site.define("StackDataset", _stack_source(site), _STACK)
+    new = site.updated.with_changes(func=cst.Name(name))
+    site.edit("LDR009", new, detail="StackDataset -> a definition of PyTorch's StackDataset")
+    return new
+
+
 for _prefix in ("torch.utils.data", "torch.utils.data.dataset"):
+    api(f"{_prefix}.ChainDataset", rule="LDR009", sig=("datasets",), handler=_chain, returns=None)
+    api(f"{_prefix}.StackDataset", rule="LDR009", handler=_stack, returns=None)
     api(f"{_prefix}.Subset", rule="LDR009", sig=("dataset", "indices"), handler=_subset, returns=None)
     api(f"{_prefix}.ConcatDataset", rule="LDR009", sig=("datasets",), handler=_concat, returns=None)
     api(f"{_prefix}.random_split", rule="LDR009", sig=("dataset", "lengths", "generator"),
