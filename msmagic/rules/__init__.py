@@ -77,7 +77,7 @@ ORDER = (
     # recurrent
     "RNN001", "RNN002", "RNN003", "RNN004", "RNN005", "RNN006",
     # schedulers
-    "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012",
+    "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012", "SCH013",
     # table_fixes
     "TBL001", "TBL002", "TBL003",
     # tensor_methods
