@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nograd, optim, padding_and_resizing, precision, random, recurrent, schedulers, table_fixes, tensor_methods, training, utilities, api_table,
 )
 
 ORDER = (
@@ -72,6 +72,8 @@ ORDER = (
     "PAD001", "PAD002", "PAD003", "PAD004",
     # precision
     "PRC001", "PRC002",
+    # misc (signal windows, torch.testing, cpu_count)
+    "MSC001", "MSC002", "MSC003",
     # random
     "RNG001", "RNG002", "RNG003", "RNG004",
     # recurrent
