@@ -238,3 +238,49 @@ case("torch.multiprocessing.cpu_count", """
     import torch
     workers = min(2, torch.multiprocessing.cpu_count())
 """)
+
+
+# --- context managers with nothing to do on a MindSpore run
+
+case("torch.nn.attention.sdpa_kernel", """
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q = torch.linspace(-1, 1, 24).reshape(1, 4, 6)
+    with sdpa_kernel(SDPBackend.MATH):
+        scores = torch.softmax(q @ q.transpose(-2, -1) / 6 ** 0.5, dim=-1)
+        out = scores @ q
+""")
+case("torch.nn.attention.sdpa_kernel", """
+    import torch
+    import torch.nn.attention
+    x = torch.ones(2, 3)
+    with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.FLASH_ATTENTION,
+                                         torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION]):
+        y = x * 2
+""")
+for _key in ("torch.nn.attention.SDPBackend.MATH", "torch.nn.attention.SDPBackend.FLASH_ATTENTION",
+             "torch.nn.attention.SDPBackend.EFFICIENT_ATTENTION", "torch.nn.attention.SDPBackend.CUDNN_ATTENTION"):
+    case(_key, f"""
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        x = torch.ones(2, 3)
+        with sdpa_kernel({_key.replace("torch.nn.attention.", "")}):
+            y = x.sum(0)
+    """)
+case("torch.nn.attention.SDPBackend", """
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    x = torch.arange(6.0).reshape(2, 3)
+    with sdpa_kernel([SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):
+        y = torch.softmax(x, dim=-1)
+""")
+for _key in ("torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"):
+    case(_key, f"""
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(3, 2)
+        x = torch.linspace(-1, 1, 6).reshape(2, 3)
+        with {_key}():
+            out = model(x)
+        loss = out.pow(2).mean()
+    """)

@@ -73,7 +73,7 @@ ORDER = (
     # precision
     "PRC001", "PRC002",
     # misc (signal windows, torch.testing, cpu_count)
-    "MSC001", "MSC002", "MSC003",
+    "MSC001", "MSC002", "MSC003", "MSC004",
     # random
     "RNG001", "RNG002", "RNG003", "RNG004",
     # recurrent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from msmagic.engine.spec import api, module
+from msmagic.engine.spec import api, module, statement_hook
 from msmagic.rules.registry import register
 
 GROUP = "Utilities"
@@ -215,3 +215,100 @@ def _cpu_count(site):
 
 
 api("torch.multiprocessing.cpu_count", rule="MSC003", sig=(), handler=_cpu_count, returns=None)
+
+
+register(
+    "MSC004",
+    "with sdpa_kernel(...) and with torch.cuda.amp.autocast() are unwrapped on a MindSpore run",
+    group=GROUP,
+    why="""
+        ``torch.nn.attention.sdpa_kernel(backends)`` only chooses which PyTorch kernel
+        computes ``scaled_dot_product_attention`` (flash, memory-efficient, math); every
+        kernel computes the same attention, and MindSpore has no such choice, so the
+        ``with`` line goes and its body stays (the ``SDPBackend`` arguments go with it).
+        ``torch.cuda.amp.autocast()`` runs the CUDA operations of its body in float16;
+        on a CPU run PyTorch disables it (with a warning) and the body computes in
+        float32, which is what the unwrapped body does in MindSpore. MindSpore's mixed
+        precision is not a context manager: it is set on the network
+        (``mindspore.amp.auto_mixed_precision(net, "O1")``) with loss scaling by
+        ``mindspore.amp.DynamicLossScaler``; so the unwrapping is reported (the results
+        of a GPU run of the PyTorch code, in float16, differ from the port's float32
+        ones). ``torch.cuda.amp.GradScaler`` is flagged: its ``scale``/``step``/
+        ``update`` protocol wraps PyTorch's backward and optimizer step.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    example="""
+        import torch
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        x = torch.ones(2, 3)
+        with sdpa_kernel(SDPBackend.MATH):
+            y = x * 2
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+            z = y + 1
+    """,
+)
+
+_NOOP_CONTEXTS = ("torch.nn.attention.sdpa_kernel", "torch.cuda.amp.autocast",
+                  "torch.cuda.amp.autocast_mode.autocast")
+_AUTOCAST_NOTE = ("torch.cuda.amp.autocast() unwrapped: on a CPU run PyTorch disables it too, but on a GPU "
+                  "PyTorch computes its body in float16; MindSpore sets mixed precision on the network "
+                  "(mindspore.amp.auto_mixed_precision(net, 'O1'))")
+
+
+def _noop_context(site):
+    holder = site.statement
+    call = site.original
+    if isinstance(call, cst.Call) and isinstance(holder, cst.With) and any(i.item is call for i in holder.items):
+        if "autocast" in site.api:
+            site.finding("MSC004", _AUTOCAST_NOTE, comment="autocast removed; MindSpore computes in float32 here")
+        site.edit("MSC004", None, detail=f"with {site.api}(...): unwrapped")
+        return site.updated
+    site.finding("MSC004", f"{site.api} is ported only as the context manager of a with statement",
+                 comment=f"{site.api} outside a with statement is not ported")
+    return None
+
+
+def _sdp_backend(site):
+    """``SDPBackend.MATH`` inside ``sdpa_kernel(...)``: goes with the unwrapped ``with``."""
+    if any(site.resolve(c.func) == "torch.nn.attention.sdpa_kernel" for c in site.enclosing_calls):
+        return site.updated
+    site.finding("MSC004", f"{site.api} outside sdpa_kernel(...): MindSpore has no attention kernel choice",
+                 comment=f"{site.api} has no MindSpore counterpart")
+    return site.torch_ref(site.api)
+
+
+for _qual in _NOOP_CONTEXTS:
+    api(_qual, rule="MSC004", handler=_noop_context, attr=True)
+module("torch.nn.attention", None)  # `import torch.nn.attention`: each use is ported
+api("torch.nn.attention.SDPBackend", rule="MSC004", handler=_sdp_backend, attr=True, returns=None)
+for _member in ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION"):
+    api(f"torch.nn.attention.SDPBackend.{_member}", rule="MSC004", handler=_sdp_backend, attr=True, returns=None)
+
+
+def _is_noop_context(ctx, node) -> bool:
+    return isinstance(node, cst.Call) and ctx.resolve(node.func) in _NOOP_CONTEXTS
+
+
+@statement_hook("MSC004", cst.With)
+def _unwrap_noop(ctx, original: cst.With, updated):
+    if not isinstance(updated, cst.With) or original.asynchronous is not None:
+        return updated
+    keep = [u for o, u in zip(original.items, updated.items) if not _is_noop_context(ctx, o.item)]
+    if len(keep) == len(updated.items):
+        return updated
+    if keep:
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(items=keep, lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+    body = updated.body
+    lead = list(updated.leading_lines)
+    if isinstance(body, cst.SimpleStatementSuite):
+        stmts = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
+    else:
+        stmts = list(body.body)
+        if body.header.comment is not None:
+            lead.append(cst.EmptyLine(comment=body.header.comment))
+        ctx.carry_lines(body.footer)
+    stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
+    return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
