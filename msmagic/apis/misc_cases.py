@@ -93,6 +93,11 @@ for _name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "ma
         x = torch.ones(3).to(device)
         used = torch.cuda.{_name}(device=0) if torch.cuda.is_available() else 0
     """)
+    case(f"torch.cuda.{_name}", f"""
+        import torch
+        x = torch.ones(3)
+        used = torch.cuda.{_name}(0) if torch.cuda.is_available() else 0
+    """)
 case("torch.cuda.empty_cache", """
     import torch
     x = torch.ones(4, 4) * 2
