@@ -396,8 +396,7 @@ register(
         ``cycle_momentum=False`` is given, and the ported MindSpore optimizers fix their
         momentum at construction: only calls that write ``cycle_momentum=False`` are ported,
         the others are flagged (SCH011). OneCycleLR ignores the optimizer's own ``lr``, as
-        PyTorch's does; stepping past ``total_steps`` raises (StopIteration instead of
-        PyTorch's ValueError). Rates agree to float32 rounding (the rate Parameter is
+        PyTorch's does; stepping past ``total_steps`` raises a ValueError, as in PyTorch. Rates agree to float32 rounding (the rate Parameter is
         float32).
     """,
     seed=SEED + " › Dynamic Learning Rate Differences",
@@ -686,7 +685,7 @@ def _anneal(strategy, start, end, pct):
 def _one_cycle(given):
     """PyTorch's OneCycleLR.get_lr as one expression of ``epoch`` (the step number): the
     phases' end steps are PyTorch's own floats, the last phase takes every later step,
-    and a step past total_steps raises (StopIteration ends the map, as PyTorch raises)."""
+    and a step past total_steps raises ValueError, as PyTorch's does."""
     strategy = ast_literal(given.get("anneal_strategy", "'cos'"))
     three = ast_literal(given.get("three_phase", "False"))
     init, top, low = "max_lr / div_factor", "max_lr", "max_lr / div_factor / final_div_factor"
@@ -699,7 +698,7 @@ def _one_cycle(given):
         body = (f"{_anneal(strategy, init, top, 'epoch / e1')} if epoch <= e1 else "
                 f"{_anneal(strategy, top, low, '(epoch - e1) / (T - 1 - e1)')}")
         ends = "float(pct_start * T) - 1, None"
-    return (f"(lambda T: (lambda e1, e2: ({body}) if epoch <= T else next(iter(())))({ends}))"
+    return (f"(lambda T: (lambda e1, e2: ({body}) if epoch <= T else int('OneCycleLR stepped past total_steps'))({ends}))"
             "(total_steps if total_steps is not None else epochs * steps_per_epoch)")
 
 
