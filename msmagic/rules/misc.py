@@ -14,7 +14,7 @@ WIN = "torch.signal.windows."
 
 register(
     "MSC001",
-    "torch.signal.windows.* are computed with NumPy (SciPy's formulas) into a MindSpore tensor",
+    "torch.signal.windows become NumPy formulas wrapped in a MindSpore tensor",
     group=GROUP,
     why="""
         ``torch.signal.windows`` holds SciPy-style windows that are symmetric by default
@@ -116,7 +116,7 @@ for _name, (_extra, _params, _body) in _WINDOWS.items():
 
 register(
     "MSC002",
-    "torch.testing.assert_close becomes numpy.testing.assert_allclose with PyTorch's tolerances",
+    "assert_close becomes numpy's assert_allclose with PyTorch's tolerances",
     group=GROUP,
     why="""
         ``torch.testing.assert_close(actual, expected)`` raises AssertionError unless every
@@ -220,7 +220,7 @@ api("torch.multiprocessing.cpu_count", rule="MSC003", sig=(), handler=_cpu_count
 
 register(
     "MSC004",
-    "with sdpa_kernel(...) and with torch.cuda.amp.autocast() are unwrapped on a MindSpore run",
+    "with sdpa_kernel(...) and with torch.cuda.amp.autocast() are unwrapped",
     group=GROUP,
     why="""
         ``torch.nn.attention.sdpa_kernel(backends)`` only chooses which PyTorch kernel

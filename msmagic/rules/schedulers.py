@@ -380,7 +380,7 @@ register(
 
 register(
     "SCH013",
-    "OneCycleLR and CyclicLR with cycle_momentum=False become closed-form per-step rates",
+    "OneCycleLR/CyclicLR with cycle_momentum=False become per-step closed forms",
     group=GROUP,
     why="""
         ``OneCycleLR`` and ``CyclicLR`` are stepped once per batch and compute each rate from
