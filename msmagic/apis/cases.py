@@ -1495,3 +1495,4 @@ case("torch.Tensor", """
     y = double(x)
 """)
 import msmagic.apis.data_cases  # noqa: E402,F401
+import msmagic.apis.misc_cases  # noqa: E402,F401

@@ -131,16 +131,7 @@ _sched_case(_P + "StepLR", "lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.
 _sched_case(_P + "CosineAnnealingLR", "lr_scheduler.CosineAnnealingLR(optimizer, T_max=4)", optimizer="Adamax")
 _sched_case(_P + "LambdaLR", "lr_scheduler.LambdaLR(optimizer, lambda e: 0.9 ** e)", optimizer="RAdam")
 
-for _name, _args in (("ReduceLROnPlateau", "factor=0.5"), ("CyclicLR", "base_lr=0.01, max_lr=0.1"),
-                     ("OneCycleLR", "max_lr=0.1, total_steps=10")):
-    flagged(_P + _name, f"""
-        import torch
-        import torch.nn as nn
-        from torch.optim import lr_scheduler
-        model = nn.Linear(2, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        scheduler = lr_scheduler.{_name}(optimizer, {_args})
-    """)
+# ReduceLROnPlateau, CyclicLR and OneCycleLR: msmagic/apis/misc_cases.py
 for _name, _args in (("SequentialLR", "optimizer, [first, second], milestones=[2]"),
                      ("ChainedScheduler", "[first, second]")):
     flagged(_P + _name, f"""

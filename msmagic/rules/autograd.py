@@ -516,6 +516,12 @@ _GRAD_OFF = ("torch.no_grad", "torch.inference_mode")
 _GRAD_SWITCHES = _GRAD_OFF + ("torch.enable_grad", "torch.set_grad_enabled")
 
 
+def _canonical(qual):
+    from msmagic.rules.nograd import canonical_grad_mode
+
+    return canonical_grad_mode(qual)
+
+
 def _switch_mode(ctx, node) -> Optional[str]:
     """A grad-mode switch call (``torch.no_grad()``, ``set_grad_enabled(False)``...):
     "off" when it stops recording, "on" when it records (or changes nothing: the
@@ -523,7 +529,9 @@ def _switch_mode(ctx, node) -> Optional[str]:
     other expression."""
     if not isinstance(node, cst.Call):
         return None
-    qual = ctx.resolve(node.func)
+    from msmagic.rules.nograd import canonical_grad_mode
+
+    qual = canonical_grad_mode(ctx.resolve(node.func))
     if qual not in _GRAD_SWITCHES:
         return None
     if qual == "torch.enable_grad":
@@ -588,7 +596,7 @@ def _recording_off(ctx) -> bool:
         if isinstance(holder, cst.FunctionDef):
             for d in holder.decorators:
                 m = _switch_mode(ctx, d.decorator)
-                if m is None and ctx.resolve(d.decorator) in _GRAD_OFF:
+                if m is None and _canonical(ctx.resolve(d.decorator)) in _GRAD_OFF:
                     m = "off"  # the bare ``@torch.no_grad`` form
                 if m in ("on", "off"):
                     return m == "off"

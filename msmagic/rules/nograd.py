@@ -15,7 +15,18 @@ from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
 SEED = "seeds/002 Automatic Differentiation"
-GRAD_MODES = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
+#: the module-path spellings of the same switches (``torch.autograd.grad_mode`` defines them)
+GRAD_MODE_ALIASES = {
+    f"torch.autograd{sub}.{name}": f"torch.{name}"
+    for sub in ("", ".grad_mode") for name in ("no_grad", "enable_grad", "set_grad_enabled", "inference_mode")
+}
+GRAD_MODES = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+              *GRAD_MODE_ALIASES)
+
+
+def canonical_grad_mode(qual):
+    """``torch.autograd.grad_mode.set_grad_enabled`` -> ``torch.set_grad_enabled``."""
+    return GRAD_MODE_ALIASES.get(qual, qual)
 
 register(
     "NGR001",
@@ -110,7 +121,7 @@ def _grad_mode(site):
     call = site.original
     if not isinstance(call, cst.Call):  # a bare reference: only the decorator form ports
         if isinstance(holder, cst.FunctionDef) and any(d.decorator is call for d in holder.decorators) \
-                and site.api != "torch.set_grad_enabled":
+                and canonical_grad_mode(site.api) != "torch.set_grad_enabled":
             site.edit("NGR002", None, detail=f"@{site.api} removed")
             return site.updated
         site.finding("NGR001", f"{site.api} is used as a value here; MindSpore has no gradient-recording "
@@ -123,7 +134,7 @@ def _grad_mode(site):
     if isinstance(holder, cst.FunctionDef) and any(d.decorator is call for d in holder.decorators):
         site.edit("NGR002", None, detail=f"@{site.api}(...) removed")
         return site.updated
-    if site.api == "torch.set_grad_enabled" and site.is_statement:
+    if canonical_grad_mode(site.api) == "torch.set_grad_enabled" and site.is_statement:
         site.edit("NGR003", None, detail="torch.set_grad_enabled(...) removed")
         return site.updated
     site.finding(
@@ -145,7 +156,7 @@ for _qual in GRAD_MODES:
 
 def _is_grad_mode(ctx, node) -> bool:
     if isinstance(node, (cst.Name, cst.Attribute)):  # bare decorator: @torch.no_grad
-        return ctx.resolve(node) in GRAD_MODES and ctx.resolve(node) != "torch.set_grad_enabled"
+        return ctx.resolve(node) in GRAD_MODES and canonical_grad_mode(ctx.resolve(node)) != "torch.set_grad_enabled"
     return isinstance(node, cst.Call) and ctx.resolve(node.func) in GRAD_MODES
 
 
@@ -200,7 +211,7 @@ def _drop_switch(ctx, original: cst.SimpleStatementLine, updated):
         len(original.body) == 1
         and isinstance(original.body[0], cst.Expr)
         and _is_grad_mode(ctx, original.body[0].value)
-        and ctx.resolve(original.body[0].value.func) == "torch.set_grad_enabled"
+        and canonical_grad_mode(ctx.resolve(original.body[0].value.func)) == "torch.set_grad_enabled"
     ):
         return updated
     before, after = ctx.siblings()

@@ -378,6 +378,46 @@ register(
 )
 
 
+register(
+    "SCH013",
+    "OneCycleLR/CyclicLR with cycle_momentum=False become per-step closed forms",
+    group=GROUP,
+    why="""
+        ``OneCycleLR`` and ``CyclicLR`` are stepped once per batch and compute each rate from
+        the step number alone: OneCycleLR anneals (cosine or linear) from ``max_lr /
+        div_factor`` up to ``max_lr`` over the first ``pct_start`` of ``total_steps`` (or
+        ``epochs * steps_per_epoch``) and down to ``max_lr / div_factor /
+        final_div_factor`` (three phases with ``three_phase=True``); CyclicLR moves between
+        ``base_lr`` and ``max_lr`` in triangles of ``step_size_up + step_size_down`` steps,
+        scaled by ``mode`` (``triangular``, ``triangular2``, ``exp_range``) or by your
+        ``scale_fn``. The port writes PyTorch's ``get_lr`` as one expression of the step
+        number and assigns it at every ``scheduler.step()`` (SCH001), whatever the loop
+        counts. Both also cycle the optimizer's momentum (or Adam's ``beta1``) unless
+        ``cycle_momentum=False`` is given, and the ported MindSpore optimizers fix their
+        momentum at construction: only calls that write ``cycle_momentum=False`` are ported,
+        the others are flagged (SCH011). OneCycleLR ignores the optimizer's own ``lr``, as
+        PyTorch's does; stepping past ``total_steps`` raises a ValueError, as in PyTorch. Rates agree to float32 rounding (the rate Parameter is
+        float32).
+    """,
+    seed=SEED + " › Dynamic Learning Rate Differences",
+    reference=REF,
+    installed_note=_NOTE,
+    example="""
+        import torch
+        import torch.nn as nn
+
+        model = nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.5, total_steps=8,
+                                                        cycle_momentum=False)
+        rates = []
+        for step in range(8):
+            scheduler.step()
+            rates.append(optimizer.param_groups[0]["lr"])
+    """,
+)
+
+
 # ----------------------------------------------------------------------------- helpers
 
 
@@ -618,12 +658,139 @@ api(PREFIX + "CosineAnnealingWarmRestarts", rule="SCH010",
                        extra=(_t_mult,)),
     **_COMMON)
 
+def _scalar(*names):
+    def check(site, given):
+        for name in names:
+            if isinstance(site.parse(given.get(name, "0.0")), (cst.List, cst.Tuple)):
+                return f"{name} as a list (one per parameter group) is not supported; give one rate"
+        return None
+    return check
+
+
+def _choice(name, default, allowed):
+    def check(site, given):
+        value = site.literal(site.parse(given.get(name, repr(default))), None)
+        if value not in allowed:
+            return f"{name}={given.get(name)}: only a literal {' / '.join(map(repr, allowed))} is ported"
+        return None
+    return check
+
+
+def _anneal(strategy, start, end, pct):
+    if strategy == "linear":
+        return f"(({end}) - ({start})) * ({pct}) + ({start})"
+    return f"({end}) + (({start}) - ({end})) / 2.0 * (math.cos(math.pi * ({pct})) + 1)"
+
+
+def _one_cycle(given):
+    """PyTorch's OneCycleLR.get_lr as one expression of ``epoch`` (the step number): the
+    phases' end steps are PyTorch's own floats, the last phase takes every later step,
+    and a step past total_steps raises ValueError, as PyTorch's does."""
+    strategy = ast_literal(given.get("anneal_strategy", "'cos'"))
+    three = ast_literal(given.get("three_phase", "False"))
+    init, top, low = "max_lr / div_factor", "max_lr", "max_lr / div_factor / final_div_factor"
+    if three:
+        body = (f"{_anneal(strategy, init, top, 'epoch / e1')} if epoch <= e1 else "
+                f"{_anneal(strategy, top, init, '(epoch - e1) / (e2 - e1)')} if epoch <= e2 else "
+                f"{_anneal(strategy, init, low, '(epoch - e2) / (T - 1 - e2)')}")
+        ends = "float(pct_start * T) - 1, float(2 * pct_start * T) - 2"
+    else:
+        body = (f"{_anneal(strategy, init, top, 'epoch / e1')} if epoch <= e1 else "
+                f"{_anneal(strategy, top, low, '(epoch - e1) / (T - 1 - e1)')}")
+        ends = "float(pct_start * T) - 1, None"
+    return (f"(lambda T: (lambda e1, e2: ({body}) if epoch <= T else int('OneCycleLR stepped past total_steps'))({ends}))"
+            "(total_steps if total_steps is not None else epochs * steps_per_epoch)")
+
+
+def _cyclic(given):
+    """PyTorch's CyclicLR.get_lr as one expression of ``epoch`` (the batch number)."""
+    mode = ast_literal(given.get("mode", "'triangular'"))
+    if given.get("scale_fn", "None") != "None":
+        scale_mode = ast_literal(given.get("scale_mode", "'cycle'"))
+        scale = "scale_fn(cycle)" if scale_mode == "cycle" else "scale_fn(epoch)"
+    elif mode == "triangular":
+        scale = "1.0"
+    elif mode == "triangular2":
+        scale = "1 / (2.0 ** (cycle - 1))"
+    else:
+        scale = "gamma ** epoch"
+    up = "float(step_size_up)"
+    total = f"({up} + (float(step_size_down) if step_size_down is not None else {up}))"
+    return (f"(lambda total, cycle: (lambda ratio, x: base_lr + (max_lr - base_lr) * "
+            f"(x / ratio if x <= ratio else (x - 1) / (ratio - 1)) * ({scale}))"
+            f"({up} / total, 1.0 + epoch / total - cycle))"
+            f"({total}, math.floor(1 + epoch / {total}))")
+
+
+def ast_literal(text):
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+
+
+_ONE_CYCLE_SIG = ("optimizer", "max_lr", "total_steps", "epochs", "steps_per_epoch", "pct_start",
+                  "anneal_strategy", "cycle_momentum", "base_momentum", "max_momentum", "div_factor",
+                  "final_div_factor", "three_phase", "last_epoch")
+_CYCLIC_SIG = ("optimizer", "base_lr", "max_lr", "step_size_up", "step_size_down", "mode", "gamma",
+               "scale_fn", "scale_mode", "cycle_momentum", "base_momentum", "max_momentum", "last_epoch")
+
+
+def _needs_total(site, given):
+    if given.get("total_steps", "None") == "None" and "None" in (given.get("epochs", "None"),
+                                                                   given.get("steps_per_epoch", "None")):
+        return "OneCycleLR needs total_steps or epochs and steps_per_epoch"
+    return None
+
+
+_one_cycle_port = _scheduler(
+    "SCH013", _one_cycle,
+    {"max_lr": None, "total_steps": "None", "epochs": "None", "steps_per_epoch": "None", "pct_start": "0.3",
+     "div_factor": "25.0", "final_div_factor": "1e4"},
+    extra=(_scalar("max_lr"), _choice("anneal_strategy", "cos", ("cos", "linear")),
+           _choice("three_phase", False, (False, True)), _needs_total))
+_cyclic_port = _scheduler(
+    "SCH013", _cyclic,
+    {"base_lr": None, "max_lr": None, "step_size_up": "2000", "step_size_down": "None", "gamma": "1.0",
+     "scale_fn": "None"},
+    extra=(_scalar("base_lr", "max_lr"), _choice("mode", "triangular", ("triangular", "triangular2", "exp_range")),
+           _choice("scale_mode", "cycle", ("cycle", "iterations"))))
+
+
+def _momentum_switch(name, port):
+    """Port only when ``cycle_momentum=False`` is written: PyTorch's default also cycles the
+    optimizer's momentum (or Adam's beta1), which the port cannot drive."""
+
+    def handler(site):
+        bound = site.bound()
+        if bound is not None:
+            for pname, arg, _ in bound:
+                if pname == "cycle_momentum" and site.literal(arg.value, None) is False:
+                    return port(site)
+        return _unported(name)(site)
+
+    return handler
+
+
+api(PREFIX + "OneCycleLR", rule="SCH013", sig=_ONE_CYCLE_SIG,
+    handler=_momentum_switch("OneCycleLR", _one_cycle_port), **_COMMON)
+api(PREFIX + "CyclicLR", rule="SCH013", sig=_CYCLIC_SIG,
+    handler=_momentum_switch("CyclicLR", _cyclic_port), **_COMMON)
+
+
 _UNPORTED = {
-    "ReduceLROnPlateau": "it reduces the rate from the metric passed to step(metric) at run time",
-    "CyclicLR": "it also cycles the optimizer's momentum (cycle_momentum=True by default), which "
-                "MindSpore optimizers fix at construction, and is stepped per batch",
-    "OneCycleLR": "it also cycles the optimizer's momentum or betas (cycle_momentum=True by default), "
-                  "which MindSpore optimizers fix at construction",
+    "ReduceLROnPlateau": "it reduces the rate from the metric values passed to step(metric) at run time "
+                         "(patience, threshold, cooldown), so no sequence of rates fixed in advance "
+                         "reproduces it",
+    "CyclicLR": "with cycle_momentum=True (the default) it also cycles the optimizer's momentum "
+                "(or Adam's beta1), which the ported MindSpore optimizers fix at construction; with "
+                "cycle_momentum=False written out it is ported (SCH013)",
+    "OneCycleLR": "with cycle_momentum=True (the default) it also cycles the optimizer's momentum "
+                  "(or Adam's beta1, and even gives plain SGD a momentum of 0.95), which the ported "
+                  "MindSpore optimizers fix at construction; with cycle_momentum=False written out "
+                  "it is ported (SCH013)",
     "SequentialLR": "it chains other scheduler objects, each of which sets the rate when built",
     "ChainedScheduler": "it chains other scheduler objects, each of which sets the rate when built",
 }
@@ -695,7 +862,7 @@ def _unported(name):
     return handler
 
 
-for _name in _UNPORTED:
+for _name in ("ReduceLROnPlateau", "SequentialLR", "ChainedScheduler"):
     api(PREFIX + _name, rule="SCH011", handler=_unported(_name), **_COMMON)
 for _name in ("LRScheduler", "_LRScheduler"):  # as the base class of a user's scheduler
     api(PREFIX + _name, "mindspore.experimental.optim.lr_scheduler.LRScheduler", rule="SCH012")
