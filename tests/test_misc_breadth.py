@@ -46,6 +46,11 @@ TRAIN = src("""
     ("torch.optim.SGD(model.parameters(), lr=0.1)",
      "lr_scheduler.CyclicLR(optimizer, base_lr=0.01, max_lr=0.2, step_size_up=2, step_size_down=3, "
      "mode='triangular2', cycle_momentum=False)", 13),
+    # the default cycle_momentum=True: SGD's momentum cycles too (from 0 here: PyTorch sets 0.95)
+    ("torch.optim.SGD(model.parameters(), lr=0.1)",
+     "lr_scheduler.OneCycleLR(optimizer, max_lr=0.3, total_steps=12)", 12),
+    ("torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5, nesterov=True)",
+     "lr_scheduler.CyclicLR(optimizer, 0.01, 0.2, step_size_up=3, mode='triangular2')", 13),
 ])
 def test_per_step_schedulers_train_alike(optimizer, scheduler, steps):
     code = TRAIN.replace("OPTIMIZER", optimizer).replace("SCHEDULER", scheduler).replace("STEPS", str(steps))

@@ -64,15 +64,28 @@ _cycle_case(_P + "CyclicLR", _SGD,
             "lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, step_size_up=2, scale_fn=lambda x: 0.5 ** x, "
             "scale_mode='iterations', cycle_momentum=False)", 9)
 
-# the default cycle_momentum=True also cycles the optimizer's momentum: flagged
-for _name, _args in (("ReduceLROnPlateau", "factor=0.5"), ("CyclicLR", "base_lr=0.01, max_lr=0.1"),
-                     ("OneCycleLR", "max_lr=0.1, total_steps=10")):
+# the default cycle_momentum=True also cycles SGD's momentum (mindspore.nn.SGD reads its
+# momentum Parameter every step), even from momentum=0
+_cycle_case(_P + "OneCycleLR", "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)",
+            "lr_scheduler.OneCycleLR(optimizer, max_lr=0.3, total_steps=12)", 12)
+_cycle_case(_P + "OneCycleLR", _SGD,
+            "lr_scheduler.OneCycleLR(optimizer, 0.3, epochs=2, steps_per_epoch=5, base_momentum=0.8, "
+            "max_momentum=0.9, three_phase=True, anneal_strategy='linear')", 10)
+_cycle_case(_P + "CyclicLR", "torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)",
+            "lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, step_size_up=3)", 14)
+_cycle_case(_P + "CyclicLR", _SGD,
+            "lr_scheduler.CyclicLR(optimizer, 0.01, 0.1, 2, mode='exp_range', gamma=0.95, base_momentum=0.7, "
+            "max_momentum=0.95, cycle_momentum=True)", 11)
+
+# ReduceLROnPlateau reads a metric at run time; with Adam the cycled momentum is beta1: flagged
+for _name, _args, _opt in (("ReduceLROnPlateau", "factor=0.5", "SGD"), ("CyclicLR", "base_lr=0.01, max_lr=0.1", "Adam"),
+                           ("OneCycleLR", "max_lr=0.1, total_steps=10", "Adam")):
     flagged(_P + _name, f"""
         import torch
         import torch.nn as nn
         from torch.optim import lr_scheduler
         model = nn.Linear(2, 1)
-        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        optimizer = torch.optim.{_opt}(model.parameters(), lr=0.1)
         scheduler = lr_scheduler.{_name}(optimizer, {_args})
     """)
 

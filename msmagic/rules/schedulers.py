@@ -357,8 +357,9 @@ register(
         These schedulers cannot become a fixed sequence of per-epoch rates assigned to
         one Parameter. ``ReduceLROnPlateau`` decides from the metric passed to
         ``step(metric)`` at run time. ``CyclicLR`` and ``OneCycleLR`` also cycle the
-        optimizer's momentum (``cycle_momentum=True`` by default, which even gives plain SGD
-        a momentum), and MindSpore optimizers fix their momentum at construction.
+        optimizer's momentum (``cycle_momentum=True`` by default): that is ported for SGD
+        (SCH013), but Adam-style optimizers fix their ``beta1`` at construction in
+        MindSpore.
         ``SequentialLR`` and ``ChainedScheduler`` combine other scheduler objects that each
         set the rate when built. All are flagged; port them by hand: compute the rates in
         Python and ``ops.assign`` them to the optimizer's rate Parameter (SCH001, SCH007),
@@ -393,9 +394,13 @@ register(
         ``scale_fn``. The port writes PyTorch's ``get_lr`` as one expression of the step
         number and assigns it at every ``scheduler.step()`` (SCH001), whatever the loop
         counts. Both also cycle the optimizer's momentum (or Adam's ``beta1``) unless
-        ``cycle_momentum=False`` is given, and the ported MindSpore optimizers fix their
-        momentum at construction: only calls that write ``cycle_momentum=False`` are ported,
-        the others are flagged (SCH011). OneCycleLR ignores the optimizer's own ``lr``, as
+        ``cycle_momentum=False`` is given (even plain SGD gets a momentum, 0.95 at first
+        for OneCycleLR). ``torch.optim.SGD`` ports to ``mindspore.nn.SGD``, whose
+        ``momentum`` is a Parameter its compiled update reads on every call, so the
+        expression also ``ops.assign``-s PyTorch's cycled momentum to it at each step.
+        For other optimizers (Adam's ``betas`` are fixed at construction in MindSpore)
+        only calls that write ``cycle_momentum=False`` are ported; the others, and a
+        non-literal ``cycle_momentum``, are flagged (SCH011). OneCycleLR ignores the optimizer's own ``lr``, as
         PyTorch's does; stepping past ``total_steps`` raises a ValueError, as in PyTorch. Rates agree to float32 rounding (the rate Parameter is
         float32).
     """,
@@ -682,28 +687,38 @@ def _anneal(strategy, start, end, pct):
     return f"({end}) + (({start}) - ({end})) / 2.0 * (math.cos(math.pi * ({pct})) + 1)"
 
 
-def _one_cycle(given):
+def _one_cycle(given, momentum=None):
     """PyTorch's OneCycleLR.get_lr as one expression of ``epoch`` (the step number): the
     phases' end steps are PyTorch's own floats, the last phase takes every later step,
-    and a step past total_steps raises ValueError, as PyTorch's does."""
+    and a step past total_steps raises ValueError, as PyTorch's does. With ``momentum``
+    (``(assign, parameter)``) the expression first assigns the cycled momentum."""
     strategy = ast_literal(given.get("anneal_strategy", "'cos'"))
     three = ast_literal(given.get("three_phase", "False"))
     init, top, low = "max_lr / div_factor", "max_lr", "max_lr / div_factor / final_div_factor"
+    hi, lo = "max_momentum", "base_momentum"
     if three:
-        body = (f"{_anneal(strategy, init, top, 'epoch / e1')} if epoch <= e1 else "
-                f"{_anneal(strategy, top, init, '(epoch - e1) / (e2 - e1)')} if epoch <= e2 else "
-                f"{_anneal(strategy, init, low, '(epoch - e2) / (T - 1 - e2)')}")
+        def phases(a, b, c, d):
+            return (f"{_anneal(strategy, a, b, 'epoch / e1')} if epoch <= e1 else "
+                    f"{_anneal(strategy, b, a, '(epoch - e1) / (e2 - e1)')} if epoch <= e2 else "
+                    f"{_anneal(strategy, c, d, '(epoch - e2) / (T - 1 - e2)')}")
+        body, mom = phases(init, top, init, low), phases(hi, lo, hi, hi)
         ends = "float(pct_start * T) - 1, float(2 * pct_start * T) - 2"
     else:
-        body = (f"{_anneal(strategy, init, top, 'epoch / e1')} if epoch <= e1 else "
-                f"{_anneal(strategy, top, low, '(epoch - e1) / (T - 1 - e1)')}")
+        def phases(a, b, c):
+            return (f"{_anneal(strategy, a, b, 'epoch / e1')} if epoch <= e1 else "
+                    f"{_anneal(strategy, b, c, '(epoch - e1) / (T - 1 - e1)')}")
+        body, mom = phases(init, top, low), phases(hi, lo, hi)
         ends = "float(pct_start * T) - 1, None"
-    return (f"(lambda T: (lambda e1, e2: ({body}) if epoch <= T else int('OneCycleLR stepped past total_steps'))({ends}))"
-            "(total_steps if total_steps is not None else epochs * steps_per_epoch)")
+    if momentum is not None:
+        assign, param = momentum
+        body = f"({assign}({param}, {mom}), {body})[1]"
+    return (f"(lambda T: (lambda e1, e2: ({body}) if epoch <= T else int('OneCycleLR stepped past total_steps'))"
+            f"({ends}))(total_steps if total_steps is not None else epochs * steps_per_epoch)")
 
 
-def _cyclic(given):
-    """PyTorch's CyclicLR.get_lr as one expression of ``epoch`` (the batch number)."""
+def _cyclic(given, momentum=None):
+    """PyTorch's CyclicLR.get_lr as one expression of ``epoch`` (the batch number); with
+    ``momentum`` (``(assign, parameter)``) it first assigns the cycled momentum."""
     mode = ast_literal(given.get("mode", "'triangular'"))
     if given.get("scale_fn", "None") != "None":
         scale_mode = ast_literal(given.get("scale_mode", "'cycle'"))
@@ -716,8 +731,12 @@ def _cyclic(given):
         scale = "gamma ** epoch"
     up = "float(step_size_up)"
     total = f"({up} + (float(step_size_down) if step_size_down is not None else {up}))"
-    return (f"(lambda total, cycle: (lambda ratio, x: base_lr + (max_lr - base_lr) * "
-            f"(x / ratio if x <= ratio else (x - 1) / (ratio - 1)) * ({scale}))"
+    lr = "base_lr + (max_lr - base_lr) * sf * ({scale})".format(scale=scale)
+    if momentum is not None:
+        assign, param = momentum
+        lr = f"({assign}({param}, max_momentum - (max_momentum - base_momentum) * sf * ({scale})), {lr})[1]"
+    return (f"(lambda total, cycle: (lambda ratio, x: (lambda sf: {lr})"
+            f"(x / ratio if x <= ratio else (x - 1) / (ratio - 1)))"
             f"({up} / total, 1.0 + epoch / total - cycle))"
             f"({total}, math.floor(1 + epoch / {total}))")
 
@@ -745,31 +764,67 @@ def _needs_total(site, given):
     return None
 
 
-_one_cycle_port = _scheduler(
-    "SCH013", _one_cycle,
-    {"max_lr": None, "total_steps": "None", "epochs": "None", "steps_per_epoch": "None", "pct_start": "0.3",
-     "div_factor": "25.0", "final_div_factor": "1e4"},
-    extra=(_scalar("max_lr"), _choice("anneal_strategy", "cos", ("cos", "linear")),
-           _choice("three_phase", False, (False, True)), _needs_total))
-_cyclic_port = _scheduler(
-    "SCH013", _cyclic,
-    {"base_lr": None, "max_lr": None, "step_size_up": "2000", "step_size_down": "None", "gamma": "1.0",
-     "scale_fn": "None"},
-    extra=(_scalar("base_lr", "max_lr"), _choice("mode", "triangular", ("triangular", "triangular2", "exp_range")),
-           _choice("scale_mode", "cycle", ("cycle", "iterations"))))
+_ONE_CYCLE_EXTRA = (_scalar("max_lr", "base_momentum", "max_momentum"),
+                    _choice("anneal_strategy", "cos", ("cos", "linear")),
+                    _choice("three_phase", False, (False, True)), _needs_total)
+_CYCLIC_EXTRA = (_scalar("base_lr", "max_lr", "base_momentum", "max_momentum"),
+                 _choice("mode", "triangular", ("triangular", "triangular2", "exp_range")),
+                 _choice("scale_mode", "cycle", ("cycle", "iterations")))
+_one_cycle_port = _scheduler("SCH013", _one_cycle, {
+    "max_lr": None, "total_steps": "None", "epochs": "None", "steps_per_epoch": "None", "pct_start": "0.3",
+    "div_factor": "25.0", "final_div_factor": "1e4"}, extra=_ONE_CYCLE_EXTRA)
+_cyclic_port = _scheduler("SCH013", _cyclic, {
+    "base_lr": None, "max_lr": None, "step_size_up": "2000", "step_size_down": "None", "gamma": "1.0",
+    "scale_fn": "None"}, extra=_CYCLIC_EXTRA)
+
+
+_ONE_CYCLE_DEFAULTS = {"max_lr": None, "total_steps": "None", "epochs": "None", "steps_per_epoch": "None",
+                       "pct_start": "0.3", "div_factor": "25.0", "final_div_factor": "1e4"}
+_CYCLIC_DEFAULTS = {"base_lr": None, "max_lr": None, "step_size_up": "2000", "step_size_down": "None",
+                    "gamma": "1.0", "scale_fn": "None"}
+_MOMENTUM_DEFAULTS = {"OneCycleLR": {"base_momentum": "0.85", "max_momentum": "0.95"},
+                      "CyclicLR": {"base_momentum": "0.8", "max_momentum": "0.9"}}
+
+
+def _sgd_optimizer(site, opt_text):
+    """Is ``opt_text`` a ``torch.optim.SGD`` ported to ``mindspore.nn.SGD``, whose
+    ``momentum`` is a Parameter its compiled update reads on every call?"""
+    from msmagic.rules.optim import optimizer_construction
+
+    try:
+        node = cst.parse_expression(opt_text)
+    except Exception:
+        return False
+    _, qual = optimizer_construction(site, node)
+    return qual == "torch.optim.SGD"
 
 
 def _momentum_switch(name, port):
-    """Port only when ``cycle_momentum=False`` is written: PyTorch's default also cycles the
-    optimizer's momentum (or Adam's beta1), which the port cannot drive."""
+    """``cycle_momentum=False`` written: rates only. PyTorch's default also cycles the
+    optimizer's momentum: ported for an SGD optimizer (``mindspore.nn.SGD`` reads its
+    ``momentum`` Parameter on every step), flagged otherwise (Adam's beta1)."""
 
     def handler(site):
         bound = site.bound()
-        if bound is not None:
-            for pname, arg, _ in bound:
-                if pname == "cycle_momentum" and site.literal(arg.value, None) is False:
-                    return port(site)
-        return _unported(name)(site)
+        if bound is None:
+            return _unported(name)(site)
+        values = {pname: arg for pname, arg, _ in bound}
+        flag = values.get("cycle_momentum")
+        if flag is not None and site.literal(flag.value, None) is False:
+            return port(site)
+        if flag is not None and site.literal(flag.value, None) is not True:
+            return _unported(name)(site)
+        opt = values.get("optimizer")
+        opt_text = site.code(opt.value).strip() if opt is not None else ""
+        if not opt_text or not _sgd_optimizer(site, opt_text):
+            return _unported(name)(site)
+        assign = site.code(site.ref("mindspore.ops.assign")).strip()
+        momentum = (assign, f"{opt_text}.momentum")
+        formula = _one_cycle if name == "OneCycleLR" else _cyclic
+        defaults = {**(_ONE_CYCLE_DEFAULTS if name == "OneCycleLR" else _CYCLIC_DEFAULTS), **_MOMENTUM_DEFAULTS[name]}
+        extra = _ONE_CYCLE_EXTRA if name == "OneCycleLR" else _CYCLIC_EXTRA
+        site.edit("SCH013", None, detail=f"{name} also cycles {opt_text}.momentum (ops.assign per step)")
+        return _scheduler("SCH013", lambda given: formula(given, momentum), defaults, extra=extra)(site)
 
     return handler
 
@@ -785,12 +840,11 @@ _UNPORTED = {
                          "(patience, threshold, cooldown), so no sequence of rates fixed in advance "
                          "reproduces it",
     "CyclicLR": "with cycle_momentum=True (the default) it also cycles the optimizer's momentum "
-                "(or Adam's beta1), which the ported MindSpore optimizers fix at construction; with "
-                "cycle_momentum=False written out it is ported (SCH013)",
+                "(Adam's beta1 here), which this MindSpore optimizer fixes at construction; it is "
+                "ported for torch.optim.SGD, or with cycle_momentum=False written out (SCH013)",
     "OneCycleLR": "with cycle_momentum=True (the default) it also cycles the optimizer's momentum "
-                  "(or Adam's beta1, and even gives plain SGD a momentum of 0.95), which the ported "
-                  "MindSpore optimizers fix at construction; with cycle_momentum=False written out "
-                  "it is ported (SCH013)",
+                  "(Adam's beta1 here), which this MindSpore optimizer fixes at construction; it is "
+                  "ported for torch.optim.SGD, or with cycle_momentum=False written out (SCH013)",
     "SequentialLR": "it chains other scheduler objects, each of which sets the rate when built",
     "ChainedScheduler": "it chains other scheduler objects, each of which sets the rate when built",
 }

@@ -779,7 +779,7 @@ def test_one_cycle_lr():
             import torch
             import torch.nn as nn
             model = nn.Linear(2, 1)
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
             scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=10)
         """,
         """
@@ -787,10 +787,10 @@ def test_one_cycle_lr():
             import mindspore.nn as nn
             import torch  # msmagic: kept for the PyTorch calls flagged below
             model = nn.Dense(2, 1)
-            optimizer = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.1)
+            optimizer = mindspore.experimental.optim.AdamW(model.trainable_params(), lr=0.1, weight_decay=0.0)
             scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=10)  # msmagic: SCH011 OneCycleLR not ported; see rule SCH011
         """,
-        edits={"IMP001", "LAY001", "OPT001", "OPT002"},
+        edits={"IMP001", "LAY001", "OPT002", "OPT003"},
         findings={"SCH011"},
     )
 

@@ -27,9 +27,16 @@ def test_one_cycle_without_momentum_cycling_is_ported():
     assert "mindspore.ops.assign(optimizer.learning_rate, next(scheduler))" in res.code
 
 
-def test_cyclic_default_momentum_stays_flagged():
-    for line in ("scheduler = lr_scheduler.CyclicLR(optimizer, 0.01, 0.1)",
-                 "scheduler = lr_scheduler.OneCycleLR(optimizer, 0.1, 10, cycle_momentum=True)",
+def test_momentum_cycling_ported_for_sgd_flagged_otherwise():
+    res = _ported("""
+        import torch
+        from torch.optim import lr_scheduler
+        optimizer = torch.optim.SGD([torch.nn.Parameter(torch.ones(2))], lr=0.1, momentum=0.9)
+        scheduler = lr_scheduler.OneCycleLR(optimizer, 0.1, 10)
+    """)
+    assert "mindspore.ops.assign(optimizer.momentum," in res.code and "SCH013" in edit_ids(res)
+    for line in ("scheduler = lr_scheduler.CyclicLR(adam, 0.01, 0.1)",
+                 "scheduler = lr_scheduler.OneCycleLR(adam, 0.1, 10, cycle_momentum=True)",
                  "scheduler = lr_scheduler.OneCycleLR(optimizer, 0.1, 10, cycle_momentum=flag)",
                  "scheduler = lr_scheduler.CyclicLR(optimizer, [0.01, 0.02], 0.1, cycle_momentum=False)",
                  "scheduler = lr_scheduler.OneCycleLR(optimizer, 0.1, 10, anneal_strategy=s, cycle_momentum=False)"):
@@ -37,6 +44,7 @@ def test_cyclic_default_momentum_stays_flagged():
             import torch
             from torch.optim import lr_scheduler
             optimizer = torch.optim.SGD([torch.nn.Parameter(torch.ones(2))], lr=0.1)
+            adam = torch.optim.Adam([torch.nn.Parameter(torch.ones(2))], lr=0.1)
             {line}
         """)
         assert finding_ids(res) & {"SCH011", "SCH013"}, line

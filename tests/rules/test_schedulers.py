@@ -193,8 +193,9 @@ def test_experimental_optimizer_with_groups_is_flagged():
 
 @pytest.mark.parametrize("line", [
     "scheduler = lr_scheduler.ReduceLROnPlateau(optimizer, 'min')",
-    "scheduler = lr_scheduler.CyclicLR(optimizer, 0.01, 0.1)",
-    "scheduler = lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=100)",
+    "adam = torch.optim.Adam(model.parameters())\nscheduler = lr_scheduler.CyclicLR(adam, 0.01, 0.1)",
+    "adam = torch.optim.Adam(model.parameters())\nscheduler = lr_scheduler.OneCycleLR(adam, max_lr=0.1, total_steps=100)",
+    "scheduler = lr_scheduler.OneCycleLR(optimizer, max_lr=0.1, total_steps=100, cycle_momentum=flag)",
     "scheduler = lr_scheduler.SequentialLR(optimizer, [a, b], milestones=[2])",
     "scheduler = lr_scheduler.ChainedScheduler([a, b])",
 ])
