@@ -1168,7 +1168,7 @@ def _ce_module(site):
 
 api("torch.nn.CrossEntropyLoss", rule="FUN015",
     sig=("weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"),
-    ms_sig=(), unsupported=_LOSS_UNSUPPORTED, handler=_ce_module, returns="loss function")
+    ms_sig=(), unsupported=_LOSS_UNSUPPORTED, values=_LOSS_VALUES, handler=_ce_module, returns="loss function")
 
 # ----------------------------------------------------------------------------- factories
 
