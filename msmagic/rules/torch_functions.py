@@ -293,3 +293,398 @@ for _name in _FOREACH:
         f"torch._foreach_{_name}_", _name))
 api("torch._foreach_zero_", rule="TFN002", sig=("self",), returns=None,
     handler=_foreach_inplace("torch._foreach_zero_", "zero"))
+
+
+# ----------------------------------------------------------------------------- TFN003
+
+register(
+    "TFN003",
+    "torch functions MindSpore spells another way: a method, a composition, a helper",
+    group=GROUP,
+    why="""
+        These ``torch.*`` functions have no same-named MindSpore function that computes
+        the same thing on the installed version, but a short faithful spelling exists:
+        ``torch.clone(x)`` is ``x.copy()`` (MindSpore's ``clone`` kernel is not registered
+        on CPU, rule FUN016); ``torch.select(x, d, i)`` and ``torch.take(x, i)`` are the
+        verified Tensor methods ``x.select(d, i)`` and ``x.take(i)``;
+        ``torch.complex(re, im)`` is ``ops.Complex()(re, im)``; ``torch.chain_matmul(a, b,
+        c)`` is ``ops.matmul(ops.matmul(a, b), c)``; ``torch.cartesian_prod(a)`` of one
+        tensor is that tensor (``ops.cartesian_prod`` returns a column there);
+        ``torch.meshgrid`` passes PyTorch's default ``indexing='ij'`` (MindSpore's default
+        is ``'xy'``) and spreads a list of tensors (``ops.meshgrid`` takes them one by
+        one). ``torch.bitwise_not`` becomes a helper that takes ``ops.logical_not`` for a
+        bool tensor and ``ops.invert`` otherwise (``invert`` refuses bool, and ``~`` of an
+        integer tensor is a logical not in MindSpore 2.10); ``torch.vdot`` a helper that
+        conjugates a complex first argument and sums the products (``mint.vdot`` is not
+        implemented on CPU); ``torch.unflatten`` a helper that reshapes;
+        ``torch.range(start, end, step)`` (deprecated; ``end`` included, float32 by
+        default) a helper that computes ``start + i * step`` in float64 for PyTorch's
+        ``int((end - start) / step) + 1`` values and casts to the dtype asked for.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``mint.clone``, ``mint.vdot``, ``mint.bitwise_not`` raise
+        (kernel unregistered / not implemented); ``ops.invert`` refuses bool tensors;
+        ``ops.meshgrid`` refuses a list; ``ops.cartesian_prod(a)`` returns shape (n, 1)
+        where PyTorch returns (n,).
+    """,
+    example="""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3)
+        a = torch.clone(x)
+        b = torch.select(x, 1, 2)
+        c = torch.bitwise_not(torch.tensor([True, False]))
+        d = torch.bitwise_not(torch.tensor([3, -1]))
+        gx, gy = torch.meshgrid(torch.arange(3.0), torch.arange(2.0))
+        e = torch.chain_matmul(x, x.T, x)
+        f = torch.vdot(torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0]))
+        g = torch.unflatten(x, 1, (3, 1))
+        h = torch.range(0, 1, 0.25)
+    """,
+)
+
+
+def _atom(node):
+    """``node`` wrapped in parentheses unless it can take ``.attr`` as it is."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or getattr(node, "lpar", None):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _positional(site):
+    """The updated positional arguments, or None when a keyword or ``*`` is there."""
+    args = site.updated.args
+    if any(a.keyword is not None or a.star for a in args):
+        return None
+    return [a.value for a in args]
+
+
+def _plain_args(args):
+    out = []
+    for i, a in enumerate(args):
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+        out.append(a.with_changes(comma=comma))
+    return out
+
+
+def _as_method(name: str, arity: int, keywords=()):
+    """``torch.name(x, *rest)`` -> ``x.name(*rest)`` (``rest``: positional or ``keywords``)."""
+    def handler(site):
+        args = list(site.updated.args)
+        if not args or args[0].keyword is not None or args[0].star or any(a.star for a in args) or \
+                len([a for a in args if a.keyword is None]) > arity or \
+                any(a.keyword is not None and a.keyword.value not in keywords for a in args):
+            site.finding("TFN003", f"{site.api}: only the call with PyTorch's positional arguments is ported",
+                         comment=f"{site.api} not ported")
+            return None
+        new = cst.Call(func=cst.Attribute(value=_atom(args[0].value), attr=cst.Name(name)),
+                       args=_plain_args(args[1:]))
+        site.edit("TFN003", new, detail=f"{site.api}(x, ...) -> x.{name}(...)")
+        return new
+
+    return handler
+
+
+def _clone(site):
+    args = list(site.updated.args)
+    extra = [a for a in args[1:] if not (a.keyword is not None and a.keyword.value == "memory_format")]
+    if not args or args[0].keyword is not None or args[0].star or extra:
+        site.finding("TFN003", f"{site.api}: only torch.clone(x) is ported", comment=f"{site.api} not ported")
+        return None
+    if len(args) > 1:
+        site.finding("TFN003", "memory_format= has no MindSpore counterpart (tensors are always contiguous); "
+                     "it was removed", comment="memory_format removed")
+    new = cst.Call(func=cst.Attribute(value=_atom(args[0].value), attr=cst.Name("copy")), args=[])
+    site.edit("TFN003", new, detail="torch.clone(x) -> x.copy()")
+    return new
+
+
+api("torch.clone", rule="TFN003", sig=("input",), returns=TENSOR, handler=_clone)
+api("torch.select", rule="TFN003", sig=("input", "dim", "index"), returns=TENSOR, handler=_as_method("select", 3))
+api("torch.take", rule="TFN003", sig=("input", "index"), returns=TENSOR, handler=_as_method("take", 2))
+
+
+def _complex(site):
+    args = _positional(site)
+    if args is None or len(args) != 2:
+        site.finding("TFN003", "torch.complex: only torch.complex(real, imag) is ported", comment="not ported")
+        return None
+    prim = cst.Call(func=site.ref("mindspore.ops.Complex"), args=[])
+    new = cst.Call(func=prim, args=_plain_args([cst.Arg(a) for a in args]))
+    site.edit("TFN003", new, detail="torch.complex(re, im) -> ops.Complex()(re, im)")
+    return new
+
+
+api("torch.complex", rule="TFN003", sig=("real", "imag"), returns=TENSOR, handler=_complex)
+
+
+def _chain_matmul(site):
+    args = _positional(site)
+    if not args:
+        site.finding("TFN003", "torch.chain_matmul: only matrices passed one by one are ported",
+                     comment="not ported")
+        return None
+    new = args[0]
+    for m in args[1:]:
+        new = cst.Call(func=site.ref("mindspore.ops.matmul"), args=_plain_args([cst.Arg(new), cst.Arg(m)]))
+    site.edit("TFN003", new, detail="torch.chain_matmul(a, b, ...) -> ops.matmul(ops.matmul(a, b), ...)")
+    return new
+
+
+api("torch.chain_matmul", rule="TFN003", sig=(), returns=TENSOR, handler=_chain_matmul)
+
+
+def _cartesian_prod(site):
+    args = _positional(site)
+    if not args:
+        site.finding("TFN003", "torch.cartesian_prod: only tensors passed one by one are ported",
+                     comment="not ported")
+        return None
+    if len(args) == 1:
+        new = args[0]
+        site.edit("TFN003", new, detail="torch.cartesian_prod(a) -> a")
+        return new
+    new = cst.Call(func=site.ref("mindspore.ops.cartesian_prod"), args=_plain_args([cst.Arg(a) for a in args]))
+    site.edit("TFN003", new, detail="torch.cartesian_prod -> mindspore.ops.cartesian_prod")
+    return new
+
+
+api("torch.cartesian_prod", rule="TFN003", sig=(), returns=TENSOR, handler=_cartesian_prod)
+
+
+def _meshgrid(site):
+    args = list(site.updated.args)
+    originals = list(site.original.args)
+    pos = [(a, o) for a, o in zip(args, originals) if a.keyword is None]
+    kws = [a for a in args if a.keyword is not None]
+    if any(a.star == "**" for a in args) or any(a.keyword.value != "indexing" for a in kws):
+        site.finding("TFN003", "torch.meshgrid: only tensors (or one list of them) and indexing= are ported",
+                     comment="not ported")
+        return None
+    tensors = []
+    if len(pos) == 1 and not pos[0][0].star:
+        value, original = pos[0][0].value, pos[0][1].value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            tensors = [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "")
+                       for e in value.elements]
+        elif site.kind_of(original) == TENSOR:
+            tensors = [cst.Arg(value)]
+        else:
+            site.finding("TFN003", f"torch.meshgrid({site.code(original).strip()}): the port cannot tell whether "
+                         "this is one tensor or a list of tensors (ops.meshgrid takes them one by one)",
+                         comment="meshgrid argument unknown")
+            return None
+    else:
+        tensors = [cst.Arg(a.value, star=a.star) for a, _ in pos]
+    indexing = kws[0].value if kws else cst.SimpleString("'ij'")
+    new = cst.Call(func=site.ref("mindspore.ops.meshgrid"),
+                   args=_plain_args(tensors + [cst.Arg(indexing, keyword=cst.Name("indexing"),
+                                                       equal=cst.AssignEqual(
+                                                           whitespace_before=cst.SimpleWhitespace(""),
+                                                           whitespace_after=cst.SimpleWhitespace("")))]))
+    site.edit("TFN003", new, detail="torch.meshgrid -> mindspore.ops.meshgrid(..., indexing='ij' unless given)")
+    return new
+
+
+for _name in ("torch.meshgrid", "torch.functional.meshgrid"):
+    api(_name, rule="TFN003", sig=(), returns=None, handler=_meshgrid)
+
+
+def _helper_call(name: str, source, detail: str, allowed=None, drop=()):
+    """``torch.f(...)`` -> ``helper(...)`` (the same arguments), the helper defined in the
+    cell by ``source(site, name) -> text``; ``allowed``: the keywords it takes."""
+    def handler(site):
+        args = [a for a in site.updated.args if not (a.keyword is not None and a.keyword.value in drop)]
+        bad = [a.keyword.value for a in args if a.keyword is not None and allowed is not None
+               and a.keyword.value not in allowed]
+        if bad or any(a.star == "**" for a in args):
+            site.finding("TFN003", f"{site.api}: {', '.join(b + '=' for b in bad) or '**'} not ported",
+                         comment=f"{site.api} not ported")
+            return None
+        helper = site.define(name, lambda n: source(site, n))
+        new = cst.Call(func=cst.Name(helper), args=_plain_args(args))
+        site.edit("TFN003", new, detail=detail.format(helper=helper))
+        return new
+
+    return handler
+
+
+def _ms(site) -> str:
+    return site.code(site.ref("mindspore"))
+
+
+def _bitwise_not_source(site, n):
+    ms = _ms(site)
+    return (f"def {n}(input):\n"
+            f'    """torch.bitwise_not: a logical not for bool tensors, a bitwise not otherwise."""\n'
+            f"    if input.dtype == {ms}.bool_:\n"
+            f"        return {ms}.ops.logical_not(input)\n"
+            f"    return {ms}.ops.invert(input)\n")
+
+
+def _vdot_source(site, n):
+    ms = _ms(site)
+    return (f"def {n}(input, other):\n"
+            f'    """torch.vdot: the sum of conj(input) * other for 1-D tensors."""\n'
+            f"    if {ms}.ops.is_complex(input):\n"
+            f"        input = {ms}.ops.conj(input)\n"
+            f"    return (input * other).sum()\n")
+
+
+def _unflatten_source(site, n):
+    return (f"def {n}(input, dim, sizes):\n"
+            f'    """torch.unflatten: dimension dim of input reshaped to sizes."""\n'
+            f"    dim = dim % input.ndim\n"
+            f"    return input.reshape(tuple(input.shape[:dim]) + tuple(sizes) + tuple(input.shape[dim + 1:]))\n")
+
+
+def _range_source(site, n):
+    ms = _ms(site)
+    return (f"def {n}(start, end, step=1, dtype=None):\n"
+            f'    """torch.range: start + i * step for the int((end - start) / step) + 1 values up to end\n'
+            f'    included, computed in float64; float32 unless dtype is given."""\n'
+            f"    count = int((end - start) / step) + 1\n"
+            f"    values = {ms}.ops.arange(0, count, dtype={ms}.float64) * step + start\n"
+            f"    return values.astype({ms}.float32 if dtype is None else dtype)\n")
+
+
+api("torch.bitwise_not", rule="TFN003", sig=("input",), returns=TENSOR,
+    handler=_helper_call("bitwise_not", _bitwise_not_source, "torch.bitwise_not -> {helper} (logical_not / invert)",
+                         allowed=()))
+api("torch.vdot", rule="TFN003", sig=("input", "other"), returns=TENSOR,
+    handler=_helper_call("vdot", _vdot_source, "torch.vdot -> {helper}", allowed=()))
+api("torch.unflatten", rule="TFN003", sig=("input", "dim", "sizes"), returns=TENSOR,
+    handler=_helper_call("unflatten", _unflatten_source, "torch.unflatten -> {helper} (a reshape)",
+                         allowed=("input", "dim", "sizes")))
+api("torch.range", rule="TFN003", sig=("start", "end", "step"), returns=TENSOR,
+    handler=_helper_call("range_inclusive", _range_source, "torch.range -> {helper} (end included)",
+                         allowed=("start", "end", "step", "dtype"), drop=("device",)))
+
+
+# ----------------------------------------------------------------------------- TFN004
+
+register(
+    "TFN004",
+    "Shapes and dtype facts: torch.Size, broadcast_shapes/tensors, finfo, iinfo",
+    group=GROUP,
+    why="""
+        A MindSpore tensor's ``shape`` is a plain tuple, so ``torch.Size(s)`` becomes
+        ``tuple(s)`` (and ``torch.Size`` used as a type, ``isinstance(s, torch.Size)``,
+        becomes ``tuple``). ``torch.broadcast_shapes(*shapes)`` is NumPy's
+        ``numpy.broadcast_shapes`` (a tuple of ints, as PyTorch's ``torch.Size`` compares);
+        ``torch.broadcast_tensors(*tensors)`` becomes a helper that broadcasts each tensor
+        to that shape with ``ops.broadcast_to`` and returns the tuple. MindSpore has no
+        ``finfo``/``iinfo``: ``torch.finfo(dtype)`` and ``torch.iinfo(dtype)`` become helpers
+        that read NumPy's ``finfo``/``iinfo`` of the MindSpore dtype
+        (``mindspore.dtype_to_nptype``) and give PyTorch's attributes as Python numbers
+        (``bits``, ``eps``, ``max``, ``min``, ``tiny``, ``smallest_normal``,
+        ``resolution``; ``dtype`` as its name); ``torch.finfo()`` is that of float32,
+        PyTorch's default dtype. ``bfloat16`` has no NumPy type: that call raises.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    installed_note="""
+        Checked on 2.10: ``Tensor.shape`` is a tuple; ``mindspore.dtype_to_nptype`` maps
+        float16/32/64 and the integer dtypes to NumPy's.
+    """,
+    example="""
+        import torch
+        x = torch.ones(2, 1, 3)
+        s = torch.Size([2, 3])
+        same = x.shape[1:] == torch.Size([1, 3])
+        b = torch.broadcast_shapes((2, 1), (1, 3))
+        p, q = torch.broadcast_tensors(torch.ones(2, 1), torch.arange(3.0))
+        eps = torch.finfo(torch.float32).eps
+        big = torch.iinfo(torch.int64).max
+    """,
+)
+
+
+def _size(site):
+    args = _positional(site)
+    if args is None or len(args) > 1:
+        site.finding("TFN004", "torch.Size: only torch.Size(sizes) is ported", comment="not ported")
+        return None
+    new = cst.Call(func=cst.Name("tuple"), args=[cst.Arg(a) for a in args])
+    site.edit("TFN004", new, detail="torch.Size(s) -> tuple(s)")
+    return new
+
+
+def _size_value(site):
+    new = cst.Name("tuple")
+    site.edit("TFN004", new, detail="torch.Size -> tuple (a MindSpore shape is a tuple)")
+    return new
+
+
+api("torch.Size", rule="TFN004", sig=("sizes",), returns=None, handler=_size, as_value=_size_value)
+
+
+def _broadcast_shapes(site):
+    if any(a.keyword is not None or a.star == "**" for a in site.updated.args):
+        site.finding("TFN004", f"{site.api}: only shapes passed one by one are ported", comment="not ported")
+        return None
+    np_name = site.require_import("numpy")
+    new = site.updated.with_changes(func=cst.Attribute(value=cst.Name(np_name), attr=cst.Name("broadcast_shapes")))
+    site.edit("TFN004", new, detail=f"{site.api} -> numpy.broadcast_shapes")
+    return new
+
+
+for _name in ("torch.broadcast_shapes", "torch.functional.broadcast_shapes"):
+    api(_name, rule="TFN004", sig=(), returns=None, handler=_broadcast_shapes)
+
+
+def _broadcast_tensors(site):
+    if any(a.keyword is not None or a.star == "**" for a in site.updated.args):
+        site.finding("TFN004", "torch.broadcast_tensors: only tensors passed one by one are ported",
+                     comment="not ported")
+        return None
+    np_name = site.require_import("numpy")
+    ms = _ms(site)
+    helper = site.define("broadcast_tensors", lambda n: (
+        f"def {n}(*tensors):\n"
+        f'    """torch.broadcast_tensors: each tensor broadcast to their common shape."""\n'
+        f"    shape = {np_name}.broadcast_shapes(*(tuple(t.shape) for t in tensors))\n"
+        f"    return tuple({ms}.ops.broadcast_to(t, shape) for t in tensors)\n"))
+    new = cst.Call(func=cst.Name(helper), args=_plain_args(list(site.updated.args)))
+    site.edit("TFN004", new, detail=f"torch.broadcast_tensors -> {helper}")
+    return new
+
+
+api("torch.broadcast_tensors", rule="TFN004", sig=(), returns=None, handler=_broadcast_tensors)
+
+
+def _info(kind: str):
+    attrs = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution") if kind == "finfo" else (
+        "bits", "max", "min")
+
+    def handler(site):
+        args = list(site.updated.args)
+        if len(args) > 1 or any(a.star or (a.keyword is not None and a.keyword.value != "type") for a in args):
+            site.finding("TFN004", f"{site.api}: only {site.api}(dtype) is ported", comment="not ported")
+            return None
+        if not args and kind == "iinfo":
+            return None
+        np_name = site.require_import("numpy")
+        ms = _ms(site)
+        default = f"{ms}.float32" if kind == "finfo" else None
+        fields = ", ".join(f"{a}={'int' if a == 'bits' or kind == 'iinfo' else 'float'}(info.{a})" for a in attrs)
+
+        def source(n):
+            head = f"def {n}(type={default}):\n" if default else f"def {n}(type):\n"
+            return (head +
+                    f'    """torch.{kind}: NumPy\'s {kind} of the MindSpore dtype, as Python numbers."""\n'
+                    f"    import types\n"
+                    f"    info = {np_name}.{kind}({ms}.dtype_to_nptype(type))\n"
+                    f"    return types.SimpleNamespace({fields}, dtype=str(info.dtype))\n")
+
+        helper = site.define(kind, source)
+        new = cst.Call(func=cst.Name(helper), args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
+        site.edit("TFN004", new, detail=f"{site.api} -> {helper} (NumPy's {kind})")
+        return new
+
+    return handler
+
+
+api("torch.finfo", rule="TFN004", sig=("type",), returns=None, handler=_info("finfo"))
+api("torch.iinfo", rule="TFN004", sig=("type",), returns=None, handler=_info("iinfo"))
