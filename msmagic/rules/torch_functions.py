@@ -148,7 +148,8 @@ register(
         PyTorch overwrites the tensors themselves, so another reference to one of them (the
         list built from ``model.parameters()``, a name the tensor was also bound to) keeps
         its old values in MindSpore: unless ``xs`` was built just before from fresh tensors
-        (a list display or comprehension of calls), the port is flagged for that reason. A
+        (a list display or comprehension of calls) and nothing read it since, the port is
+        flagged for that reason. A
         tuple (what the out-of-place functions return) cannot be updated that way: flagged.
     """,
     seed="seeds/002 API Comparison › functional APIs",
@@ -214,10 +215,37 @@ def _fresh_list(site, target) -> bool:
 
     value = site.assigned_value(target.value)
     if isinstance(value, cst.List):
-        return all(isinstance(e, cst.Element) and fresh(e.value) for e in value.elements)
-    if isinstance(value, cst.ListComp):
-        return fresh(value.elt)
+        built = all(isinstance(e, cst.Element) and fresh(e.value) for e in value.elements)
+    elif isinstance(value, cst.ListComp):
+        built = fresh(value.elt)
+    else:
+        built = False
+    return built and not _read_since(site, target.value, value)
+
+
+def _read_since(site, name: str, value) -> bool:
+    """Is ``name`` used, other than as the list of a ``_foreach`` function, between the
+    statement that assigned it ``value`` and this one (``first = xs[0]`` holds a tensor
+    of the list)? True as well when that assignment is not in this block."""
+    before, _ = site.siblings()
+    start = next((i for i in range(len(before) - 1, -1, -1)
+                  if any(n is value for n in _descendants(before[i]))), None)
+    if start is None:
+        return True
+    for stmt in before[start + 1:]:
+        calls = [n for n in _descendants(stmt) if isinstance(n, cst.Call)]
+        foreach_args = {id(c.args[0].value) for c in calls if c.args and
+                        (site.resolve(c.func) or "").startswith("torch._foreach_")}
+        if any(isinstance(n, cst.Name) and n.value == name and id(n) not in foreach_args
+               for n in _descendants(stmt)):
+            return True
     return False
+
+
+def _descendants(node):
+    yield node
+    for child in node.children:
+        yield from _descendants(child)
 
 
 def _a_tuple(site, target) -> bool:
