@@ -407,3 +407,46 @@ case("torch.iinfo", """
     top = torch.iinfo(torch.int8).max
     name = torch.iinfo(torch.int16).dtype
 """)
+
+case("torch.view_as_complex", """
+    import torch
+    x = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 0.0]])
+    z = torch.view_as_complex(x)
+    re = torch.view_as_real(z)
+""")
+case("torch.kthvalue", """
+    import torch
+    x = torch.tensor([[1.5, -2.0, 3.0, 0.25], [0.5, 4.0, -1.0, 2.0]])
+    v, i = torch.kthvalue(x, 2)
+""")
+case("torch.kthvalue", """
+    import torch
+    x = torch.tensor([[1.5, -2.0, 3.0, 0.25], [0.5, 4.0, -1.0, 2.0]])
+    v, i = torch.kthvalue(x, 1, 0)
+""")
+case("torch.kthvalue", """
+    import torch
+    x = torch.tensor([[1.5, -2.0, 3.0, 0.25], [0.5, 4.0, -1.0, 2.0]])
+    v, i = torch.kthvalue(x, 3, dim=1, keepdim=True)
+""")
+case("torch.nonzero", """
+    import torch
+    x = torch.tensor([[1.5, 0.0, 3.0], [0.0, 4.0, -1.0]])
+    i = torch.nonzero(x)
+""")
+case("torch.nonzero", """
+    import torch
+    x = torch.tensor([[1.5, 0.0, 3.0], [0.0, 4.0, -1.0]])
+    rows, cols = torch.nonzero(x, as_tuple=True)
+""")
+case("torch.conj_physical", """
+    import torch
+    x = torch.tensor([[1.5, 0.0, 3.0], [0.0, 4.0, -1.0]])
+    c = torch.conj_physical(x)
+""")
+for _win in ("blackman_window", "bartlett_window"):
+    for _call in ("8", "7, periodic=False", "5, False", "5, dtype=torch.float64", "6, False, dtype=torch.float64"):
+        case(f"torch.{_win}", f"""
+    import torch
+    w = torch.{_win}({_call})
+""")

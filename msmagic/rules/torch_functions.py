@@ -347,7 +347,15 @@ register(
         implemented on CPU); ``torch.unflatten`` a helper that reshapes;
         ``torch.range(start, end, step)`` (deprecated; ``end`` included, float32 by
         default) a helper that computes ``start + i * step`` in float64 for PyTorch's
-        ``int((end - start) / step) + 1`` values and casts to the dtype asked for.
+        ``int((end - start) / step) + 1`` values and casts to the dtype asked for;
+        ``torch.view_as_complex`` a helper calling ``ops.Complex`` on the last axis's two
+        halves (a new tensor, not a view); ``torch.kthvalue`` a helper that sorts and takes
+        the k-th values and their int64 indices (where the k-th value is tied, the index
+        may be another of its positions: said by a finding, API006). ``torch.nonzero(x)`` is ``ops.argwhere(x)``
+        (MindSpore's ``nonzero`` kernel is not registered on CPU), and with
+        ``as_tuple=True`` its columns, unbound. ``torch.blackman_window(n)`` and
+        ``torch.bartlett_window(n)`` pass the length as a tensor (MindSpore 2.10 refuses a
+        Python int there) and PyTorch's float32 as dtype.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
@@ -716,3 +724,97 @@ def _info(kind: str):
 
 api("torch.finfo", rule="TFN004", sig=("type",), returns=None, handler=_info("finfo"))
 api("torch.iinfo", rule="TFN004", sig=("type",), returns=None, handler=_info("iinfo"))
+
+
+def _view_as_complex_source(site, n):
+    ms = _ms(site)
+    return (f"def {n}(input):\n"
+            f'    """torch.view_as_complex: the last dimension (of size 2) as real and imaginary parts\n'
+            f'    (a new tensor: MindSpore has no complex views)."""\n'
+            f"    return {ms}.ops.Complex()(input[..., 0], input[..., 1])\n")
+
+
+def _kthvalue_source(site, n):
+    ms = _ms(site)
+    return (f"def {n}(input, k, dim=-1, keepdim=False):\n"
+            f'    """torch.kthvalue: the k-th smallest values along dim and their int64 indices."""\n'
+            f"    values, indices = {ms}.ops.sort(input, axis=dim)\n"
+            f"    values = values.narrow(dim, k - 1, 1)\n"
+            f"    indices = indices.narrow(dim, k - 1, 1).astype({ms}.int64)\n"
+            f"    if not keepdim:\n"
+            f"        values, indices = values.squeeze(dim), indices.squeeze(dim)\n"
+            f"    return values, indices\n")
+
+
+api("torch.view_as_complex", rule="TFN003", sig=("input",), returns=TENSOR,
+    handler=_helper_call("view_as_complex", _view_as_complex_source, "torch.view_as_complex -> {helper}",
+                         allowed=()))
+_kthvalue_port = _helper_call("kthvalue", _kthvalue_source, "torch.kthvalue -> {helper} (a sort)",
+                              allowed=("input", "k", "dim", "keepdim"))
+
+
+def _kthvalue(site):
+    new = _kthvalue_port(site)
+    if new is not None:
+        site.finding("API006", "torch.kthvalue: the values are PyTorch's; where the k-th value occurs more "
+                     "than once, the index may be another of its positions (PyTorch does not specify which)",
+                     comment="kthvalue: index of a tied value may differ")
+    return new
+
+
+api("torch.kthvalue", rule="TFN003", sig=("input", "k", "dim", "keepdim"), returns=None, handler=_kthvalue)
+
+
+def _nonzero(site):
+    args = list(site.updated.args)
+    pos = [a for a in args if a.keyword is None]
+    kws = {a.keyword.value: a for a in args if a.keyword is not None}
+    if len(pos) != 1 or pos[0].star or set(kws) - {"as_tuple"}:
+        site.finding("TFN003", "torch.nonzero: only torch.nonzero(x) and as_tuple= are ported", comment="not ported")
+        return None
+    as_tuple = False
+    if "as_tuple" in kws:
+        as_tuple = site.literal(kws["as_tuple"].value, None)
+        if as_tuple not in (True, False):
+            site.finding("TFN003", "torch.nonzero: as_tuple= must be a literal True or False to be ported",
+                         comment="as_tuple not a literal")
+            return None
+    new = cst.Call(func=site.ref("mindspore.ops.argwhere"), args=[cst.Arg(pos[0].value)])
+    if as_tuple:
+        new = cst.Call(func=cst.Name("tuple"), args=[cst.Arg(cst.Call(
+            func=site.ref("mindspore.ops.unbind"),
+            args=_plain_args([cst.Arg(new), cst.Arg(cst.Integer("1"))])))])
+    site.edit("TFN003", new, detail="torch.nonzero -> mindspore.ops.argwhere" + (" unbound by column" if as_tuple else ""))
+    return new
+
+
+api("torch.nonzero", rule="TFN003", sig=("input",), returns=None, handler=_nonzero)
+
+
+def _window_length_tensor(target: str):
+    """``torch.blackman_window(n, ...)`` -> ``ops.blackman_window(mindspore.tensor(n), ...)``:
+    MindSpore 2.10 takes the length as a tensor there."""
+    def handler(site):
+        args = [a for a in site.updated.args if not (a.keyword is not None and a.keyword.value == "device")]
+        if not args or args[0].keyword is not None or args[0].star or any(
+                a.keyword is not None and a.keyword.value not in ("periodic", "dtype") for a in args):
+            site.finding("TFN003", f"{site.api}: only the length, periodic= and dtype= are ported",
+                         comment=f"{site.api} not ported")
+            return None
+        ms = _ms(site)
+        length = site.parse(f"{ms}.tensor({site.code(args[0].value).strip()}, {ms}.int64)")
+        rest = list(args[1:])
+        if not any(a.keyword is not None and a.keyword.value == "dtype" for a in rest):
+            rest.append(cst.Arg(site.ref("mindspore.float32"), keyword=cst.Name("dtype"),
+                                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                      whitespace_after=cst.SimpleWhitespace(""))))
+        new = cst.Call(func=site.ref(target), args=_plain_args([cst.Arg(length)] + rest))
+        site.edit("TFN003", new, detail=f"{site.api} -> {target} (the length as a tensor)")
+        return new
+
+    return handler
+
+
+for _name in ("blackman_window", "bartlett_window"):
+    api(f"torch.{_name}", rule="TFN003", sig=("window_length", "periodic"), returns=TENSOR,
+        handler=_window_length_tensor(f"mindspore.ops.{_name}"))
