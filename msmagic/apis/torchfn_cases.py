@@ -450,3 +450,29 @@ for _win in ("blackman_window", "bartlett_window"):
     import torch
     w = torch.{_win}({_call})
 """)
+
+# --- TFN005
+
+_LOSS = """
+    import torch
+    a = torch.tensor([1.0, 2.0, -1.0, 0.25])
+    b = torch.tensor([0.5, 3.0, 1.0, -2.0])
+    t = torch.tensor([1.0, 1.0, -1.0, -1.0])
+    x = torch.tensor([[1.0, 2.0, 0.5], [0.5, -1.0, 2.0]])
+    y = torch.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]])
+    s = torch.tensor([1.0, -1.0])
+    h = torch.tensor([[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]])
+"""
+for _call in ("a, b, t", "a, b, t, 0.5", "a, b, t, 0.1, 1", "a, b, t, 0.2, 2", "a, b, t, 0.3, 0",
+              "a, b, t, margin=0.2, reduction=1"):
+    case("torch.margin_ranking_loss", _LOSS + f"""
+    loss = torch.margin_ranking_loss({_call})
+""")
+for _call in ("x, y, s", "x, y, s, 0.5", "x, y, s, 0.1, 1", "x, y, s, 0.2, 2", "x, y, s, margin=0.2, reduction=1"):
+    case("torch.cosine_embedding_loss", _LOSS + f"""
+    loss = torch.cosine_embedding_loss({_call})
+""")
+for _call in ("x, h", "x, h, 0.5", "x, h, 1.0, 1", "x, h, 2.0, 2", "x, h, margin=0.5, reduction=1"):
+    case("torch.hinge_embedding_loss", _LOSS + f"""
+    loss = torch.hinge_embedding_loss({_call})
+""")

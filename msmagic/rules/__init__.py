@@ -83,7 +83,7 @@ ORDER = (
     # tensor_methods
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006", "TNS007", "TNS008", "TNS009",
     # torch_functions
-    "TFN001", "TFN002", "TFN003", "TFN004",
+    "TFN001", "TFN002", "TFN003", "TFN004", "TFN005",
     # training
     "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007", "TRN008",
     # utilities

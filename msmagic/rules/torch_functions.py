@@ -818,3 +818,78 @@ def _window_length_tensor(target: str):
 for _name in ("blackman_window", "bartlett_window"):
     api(f"torch.{_name}", rule="TFN003", sig=("window_length", "periodic"), returns=TENSOR,
         handler=_window_length_tensor(f"mindspore.ops.{_name}"))
+
+
+# ----------------------------------------------------------------------------- TFN005
+
+register(
+    "TFN005",
+    "torch.* loss functions take reduction as an int and default to no reduction",
+    group=GROUP,
+    why="""
+        ``torch.margin_ranking_loss``, ``torch.cosine_embedding_loss`` and
+        ``torch.hinge_embedding_loss`` are the ATen forms of the ``F.*`` losses: their
+        ``reduction`` is an int (0: ``'none'``, 1: ``'mean'``, 2: ``'sum'``) and, called
+        without it, PyTorch 2.13 returns the loss of every element (no reduction), where
+        the ``F.*`` functions and MindSpore's ``ops.*`` average. The call becomes the
+        MindSpore loss with the arguments in the same order and ``reduction`` spelled as
+        the string, ``'none'`` when the call does not pass one. A reduction that is not a
+        literal int is flagged.
+    """,
+    seed="seeds/002 API Comparison › functional APIs",
+    reference=REF,
+    installed_note="""
+        Checked on torch 2.13: ``torch.margin_ranking_loss(a, b, t)`` returns one loss per
+        element, ``torch.margin_ranking_loss(a, b, t, 0.0, 1)`` their mean.
+    """,
+    example="""
+        import torch
+        a = torch.tensor([1.0, 2.0, -1.0])
+        b = torch.tensor([0.5, 3.0, 1.0])
+        t = torch.tensor([1.0, 1.0, -1.0])
+        each = torch.margin_ranking_loss(a, b, t)
+        mean = torch.margin_ranking_loss(a, b, t, 0.1, 1)
+    """,
+)
+
+_REDUCTIONS = {0: "'none'", 1: "'mean'", 2: "'sum'"}
+
+
+def _aten_loss(target: str, sig: tuple):
+    def handler(site):
+        bound = site.bound()
+        if bound is None or any(p is None for p, _, _ in bound):
+            site.finding("TFN005", f"{site.api}: only PyTorch's arguments by position or name are ported",
+                         comment=f"{site.api} not ported")
+            return None
+        by_name = {p: a for p, a, _ in bound}
+        reduction = "'none'"
+        if "reduction" in by_name:
+            value = site.literal(by_name["reduction"].value, None)
+            if value not in _REDUCTIONS or isinstance(value, bool):
+                site.finding("TFN005", f"{site.api}: reduction= is not a literal 0, 1 or 2",
+                             comment="reduction not a literal")
+                return None
+            reduction = _REDUCTIONS[value]
+        names = [p for p in sig[:-1] if p in by_name]
+        if names != list(sig[:len(names)]) or len(names) < len(sig) - 2:
+            # a tensor missing, or the margin skipped: not PyTorch's call
+            site.finding("TFN005", f"{site.api}: only calls passing the tensors (and the margin) are ported",
+                         comment=f"{site.api} not ported")
+            return None
+        args = [cst.Arg(by_name[p].value) for p in names]
+        args.append(cst.Arg(site.parse(reduction), keyword=cst.Name("reduction"),
+                            equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                  whitespace_after=cst.SimpleWhitespace(""))))
+        new = cst.Call(func=site.ref(target), args=_plain_args(args))
+        site.edit("TFN005", new, detail=f"{site.api} -> {target} (reduction={reduction})")
+        return new
+
+    return handler
+
+
+for _name, _sig in (("margin_ranking_loss", ("input1", "input2", "target", "margin", "reduction")),
+                    ("cosine_embedding_loss", ("input1", "input2", "target", "margin", "reduction")),
+                    ("hinge_embedding_loss", ("self", "target", "margin", "reduction"))):
+    api(f"torch.{_name}", rule="TFN005", sig=_sig, returns=TENSOR,
+        handler=_aten_loss(f"mindspore.ops.{_name}", _sig))

@@ -154,3 +154,23 @@ top = torch.iinfo(torch.int64).max
     assert "eps = finfo(mindspore.float32).eps" in r.code
     assert "top = iinfo(mindspore.int64).max" in r.code
     assert not r.unsupported
+
+
+def test_aten_losses_spell_the_reduction():
+    assert_ports(
+        """
+            import torch
+            each = torch.margin_ranking_loss(a, b, t)
+            mean = torch.margin_ranking_loss(a, b, t, 0.1, 1)
+            total = torch.hinge_embedding_loss(x, h, margin=2.0, reduction=2)
+        """,
+        """
+            import mindspore
+            each = mindspore.ops.margin_ranking_loss(a, b, t, reduction='none')
+            mean = mindspore.ops.margin_ranking_loss(a, b, t, 0.1, reduction='mean')
+            total = mindspore.ops.hinge_embedding_loss(x, h, 2.0, reduction='sum')
+        """,
+        edits=None,
+    )
+    r = port("import torch\nloss = torch.cosine_embedding_loss(x, y, s, 0.0, mode)\n")
+    assert finding_ids(r) == {"TFN005"}

@@ -103,3 +103,18 @@ def test_shapes_and_dtype_facts():
         default_eps = torch.finfo().eps
         big = torch.iinfo(torch.int64).max
     """), "s", "same", "is_size", "b", "p", "q", "eps", "tiny", "default_eps", "big", rule="TFN004")
+
+
+def test_aten_losses():
+    check(src("""
+        import torch
+        a = torch.tensor([1.0, 2.0, -1.0, 0.25])
+        b = torch.tensor([0.5, 3.0, 1.0, -2.0])
+        t = torch.tensor([1.0, 1.0, -1.0, -1.0])
+        each = torch.margin_ranking_loss(a, b, t)
+        mean = torch.margin_ranking_loss(a, b, t, 0.1, 1)
+        x = torch.tensor([[1.0, 2.0, 0.5], [0.5, -1.0, 2.0]])
+        y = torch.tensor([[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]])
+        cos = torch.cosine_embedding_loss(x, y, torch.tensor([1.0, -1.0]), margin=0.2, reduction=2)
+        hinge = torch.hinge_embedding_loss(x, torch.ones(2, 3))
+    """), "each", "mean", "cos", "hinge", rule="TFN005")
