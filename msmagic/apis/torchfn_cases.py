@@ -476,3 +476,20 @@ for _call in ("x, h", "x, h, 0.5", "x, h, 1.0, 1", "x, h, 2.0, 2", "x, h, margin
     case("torch.hinge_embedding_loss", _LOSS + f"""
     loss = torch.hinge_embedding_loss({_call})
 """)
+
+case("torch._assert", """
+    import torch
+    x = torch.ones(2, 3)
+    torch._assert(x.shape[0] == 2, "two rows")
+    ok = x.sum()
+""")
+case("torch.asarray", """
+    import torch
+    a = torch.asarray([1.0, 2.5])
+    b = torch.asarray([[1, 2], [3, 4]])
+""")
+case("torch.asarray", """
+    import numpy as np
+    import torch
+    c = torch.asarray(np.arange(4.0), dtype=torch.float32)
+""")

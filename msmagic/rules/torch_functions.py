@@ -355,7 +355,8 @@ register(
         (MindSpore's ``nonzero`` kernel is not registered on CPU), and with
         ``as_tuple=True`` its columns, unbound. ``torch.blackman_window(n)`` and
         ``torch.bartlett_window(n)`` pass the length as a tensor (MindSpore 2.10 refuses a
-        Python int there) and PyTorch's float32 as dtype.
+        Python int there) and PyTorch's float32 as dtype. ``torch._assert(cond, msg)``
+        becomes a helper raising ``AssertionError(msg)`` unless ``cond`` holds.
     """,
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
@@ -893,3 +894,15 @@ for _name, _sig in (("margin_ranking_loss", ("input1", "input2", "target", "marg
                     ("hinge_embedding_loss", ("self", "target", "margin", "reduction"))):
     api(f"torch.{_name}", rule="TFN005", sig=_sig, returns=TENSOR,
         handler=_aten_loss(f"mindspore.ops.{_name}", _sig))
+
+
+def _assert_source(site, n):
+    return (f"def {n}(condition, message):\n"
+            f'    """torch._assert: AssertionError(message) unless condition holds."""\n'
+            f"    if not condition:\n"
+            f"        raise AssertionError(message)\n")
+
+
+api("torch._assert", rule="TFN003", sig=("condition", "message"), returns=None,
+    handler=_helper_call("torch_assert", _assert_source, "torch._assert -> {helper}",
+                         allowed=("condition", "message")))
