@@ -18,7 +18,7 @@ REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
 
 register(
     "TFN001",
-    "In-place function forms (torch.abs_(x)) become the out-of-place port and a rebinding",
+    "In-place function forms (torch.abs_(x)) become the out-of-place port, rebound",
     group=GROUP,
     why="""
         ``torch.abs_(x)``, ``torch.relu_(x)``, ``torch.clamp_(x, 0, 1)``... are the function
