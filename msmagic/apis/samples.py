@@ -161,6 +161,8 @@ def op_index() -> dict:
                 out.setdefault(f"Tensor.{base}", (op, "method"))
             if op.inplace_variant is not None and not base.endswith("_"):
                 out.setdefault(f"Tensor.{base}_", (op, "inplace"))
+                if callable(getattr(torch, base + "_", None)):  # torch.abs_(x): the function form
+                    out.setdefault(f"torch.{base}_", (op, "function_inplace"))
             # aliases (arccos for acos, multiply for mul) share the op's samples
             for alias in getattr(op, "aliases", ()) or ():
                 aname = getattr(alias, "name", "")
@@ -170,6 +172,8 @@ def op_index() -> dict:
                     out.setdefault(f"Tensor.{aname}", (op, "method"))
                 if op.inplace_variant is not None and hasattr(torch.Tensor, aname + "_"):
                     out.setdefault(f"Tensor.{aname}_", (op, "inplace"))
+                if op.inplace_variant is not None and callable(getattr(torch, aname + "_", None)):
+                    out.setdefault(f"torch.{aname}_", (op, "function_inplace"))
     return out
 
 
@@ -269,9 +273,13 @@ def _snippet(sample, form: str, key: str) -> Optional[Snippet]:
         return None
     call_args = ", ".join(args + [f"{k}={v}" for k, v in kwargs])
     name = key.rsplit(".", 1)[-1]
-    if form == "function":
+    if form in ("function", "function_inplace"):
         full = ", ".join([inp] + args + [f"{k}={v}" for k, v in kwargs])
         code = f"out = {key}({full})"
+        if form == "function_inplace":  # torch.abs_(a0): the tensor updated is the result
+            if not inp.startswith("a") or not inp[1:].isdigit():
+                return None
+            code = f"{key}({full})\nout = {inp}"
         positional = 1 + len(args)
     else:
         if not inp.startswith("a") or not inp[1:].isdigit():

@@ -351,11 +351,13 @@ def _shared_with(site, name: str) -> str:
     return ""
 
 
-def _rebind(site, key: str, new):
-    """``x.add_(y)`` -> ``x = x.add(y)`` (a statement) or ``(x := x.add(y))``."""
-    recv = site.receiver_original
+def _rebind(site, key: str, new, recv=None, rule: str = INPLACE_RULE):
+    """``x.add_(y)`` -> ``x = x.add(y)`` (a statement) or ``(x := x.add(y))``; ``recv``:
+    the (original) tensor updated, by default the receiver (``torch.abs_(x)``: its first
+    argument)."""
+    recv = site.receiver_original if recv is None else recv
     if not isinstance(recv, cst.Name):
-        site.finding(INPLACE_RULE, f"{key} on {site.code(recv).strip()}: MindSpore's in-place method "
+        site.finding(rule, f"{key} on {site.code(recv).strip()}: MindSpore's in-place method "
                      "does not update the tensor and an attribute or element cannot be rebound "
                      "faithfully; assign the out-of-place result yourself",
                      comment=f"{key}: in-place update not ported")
@@ -363,12 +365,12 @@ def _rebind(site, key: str, new):
     name = recv.value
     shared = _shared_with(site, name)
     if shared:
-        site.finding(INPLACE_RULE, f"{key} is ported as `{name} = ...`, but {name} {shared}: that one "
+        site.finding(rule, f"{key} is ported as `{name} = ...`, but {name} {shared}: that one "
                      "keeps the old values (MindSpore 2.10's in-place methods return a new tensor on CPU "
                      "and leave the receiver as it was)",
                      comment=f"{key}: rebinding updates only the name {name}")
     elif not site.at_top_level:
-        site.finding(INPLACE_RULE, f"{key} inside a function is ported as `{name} = ...`: only this name "
+        site.finding(rule, f"{key} inside a function is ported as `{name} = ...`: only this name "
                      "is updated, other references to the tensor (the caller's) keep the old values",
                      comment=f"{key}: rebinding updates only the local name")
     if site.is_statement:
