@@ -65,3 +65,99 @@ case("Tensor.nonzero", """
     b = (x > 0).nonzero()
     i = torch.tensor([0, 3, 0, 7]).nonzero()
 """)
+case("Tensor.relu_", """
+    import torch
+    x = torch.tensor([[1.0, -2.0, 3.0], [-0.5, 0.0, 2.5]])
+    x.relu_()
+    y = x * 2
+""")
+case("Tensor.detach_", """
+    import torch
+    x = torch.tensor([[1.0, -2.0, 3.0], [-0.5, 0.0, 2.5]])
+    x.detach_()
+    y = x * 2
+""")
+case("Tensor.polygamma", """
+    import torch
+    x = torch.tensor([[0.5, 1.5, 2.0], [3.25, 4.0, 7.5]])
+    d0 = x.polygamma(0)
+    d3 = x.double().polygamma(3)
+""")
+case("Tensor.polygamma_", """
+    import torch
+    x = torch.tensor([[0.5, 1.5, 2.0], [3.25, 4.0, 7.5]])
+    x.polygamma_(1)
+""")
+case("Tensor.is_nonzero", """
+    import torch
+    a = torch.tensor([3]).is_nonzero()
+    b = torch.tensor([[0.0]]).is_nonzero()
+    c = torch.tensor(True).is_nonzero()
+""")
+case("Tensor.is_same_size", """
+    import torch
+    x = torch.zeros(2, 3)
+    a = x.is_same_size(torch.ones(2, 3))
+    b = x.is_same_size(torch.ones(3, 2))
+    c = not x.is_same_size(x.t())
+""")
+case("Tensor.unflatten", """
+    import torch
+    x = torch.arange(24).reshape(4, 6)
+    a = x.unflatten(1, (2, 3))
+    b = x.unflatten(0, (-1, 2))
+    c = x.unflatten(-2, [2, 2])
+""")
+case("Tensor.vdot", """
+    import torch
+    a = torch.tensor([1.0, -2.0, 3.5])
+    b = torch.tensor([0.5, 4.0, -1.0])
+    d = a.vdot(b)
+    i = torch.tensor([1, 2, 3]).vdot(torch.tensor([4, 5, 6]))
+""")
+case("Tensor.nanmedian", """
+    import torch
+    x = torch.tensor([[1.0, float('nan'), 3.0, 2.0], [4.0, 0.5, float('nan'), 8.0]])
+    m = x.nanmedian()
+    v, i = x.nanmedian(1)
+    w, j = x.nanmedian(dim=0, keepdim=True)
+    n = torch.tensor([5, 1, 4, 2]).nanmedian()
+""")
+case("Tensor.index_fill", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    a = x.index_fill(1, torch.tensor([0, 2]), -1.0)
+    b = x.index_fill(dim=0, index=torch.tensor([1]), value=torch.tensor(5.0))
+    c = torch.arange(6).reshape(2, 3).index_fill(-1, torch.tensor([2, 2]), 7)
+""")
+case("Tensor.index_fill_", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    x.index_fill_(1, torch.tensor([0, 3]), -2.5)
+""")
+case("Tensor.resolve_conj", """
+    import torch
+    x = torch.tensor([[1.0, -2.0], [3.5, 0.25]])
+    y = x.resolve_conj()
+    z = x.resolve_neg()
+""")
+case("Tensor.unflatten", """
+    import torch
+    x = torch.arange(24.0).reshape(2, 12)
+    c = x.unflatten(dim=1, sizes=(3, -1))
+""")
+case("Tensor.index_fill", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    b = x.index_fill(dim=0, index=torch.tensor([1]), value=torch.tensor(5.0))
+""")
+case("Tensor.polygamma", """
+    import torch
+    x = torch.tensor([[0.5, 1.5, 2.0], [3.25, 4.0, 7.5]])
+    d2 = x.polygamma(n=2)
+""")
+case("Tensor.vdot", """
+    import torch
+    a = torch.tensor([1.0, -2.0, 3.5])
+    d = a.vdot(other=torch.tensor([0.5, 4.0, -1.0]))
+""")

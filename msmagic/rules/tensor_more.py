@@ -1,0 +1,387 @@
+"""More Tensor methods whose MindSpore counterpart needs a small rewrite: another
+argument order (``polygamma``), an index dtype (``index_fill``), a reshape
+(``unflatten``), a conjugate (``vdot``), a whole-tensor reduction (``nanmedian()``),
+and methods that are the identity on MindSpore tensors (``resolve_conj``).
+
+Each rewrite was run on MindSpore 2.10 (CPU) against PyTorch; the rule's example and the
+cases in ``msmagic/apis/tensor_cases.py`` are the proof.
+"""
+
+import libcst as cst
+
+from msmagic.engine.spec import method
+from msmagic.rules.api_table import _rebind
+from msmagic.rules.registry import register
+
+GROUP = "Tensor methods"
+SEED = "seeds/002 API Comparison › Tensor/Parameter"
+REF = "r2.4.10/api_mapping/pytorch_api_mapping.md"
+
+RESOLVE = "TNS010"
+POLYGAMMA = "TNS011"
+INDEX_FILL = "TNS012"
+NANMEDIAN = "TNS013"
+UNFLATTEN = "TNS014"
+VDOT = "TNS015"
+PREDICATES = "TNS016"
+
+_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _args(*nodes) -> list:
+    return [cst.Arg(n, comma=_COMMA if i < len(nodes) - 1 else cst.MaybeSentinel.DEFAULT)
+            for i, n in enumerate(nodes)]
+
+
+def _bound(site, name: str, rule: str):
+    """{PyTorch parameter: value node}, or None (with a finding) under *args/**kwargs."""
+    bound = site.bound()
+    if bound is None:
+        site.finding(rule, f"{name} with *args/**kwargs cannot be mapped", comment=f"Tensor.{name} not ported")
+        return None
+    return {p: a.value for p, a, _ in bound}
+
+
+def _maybe_rebind(site, name: str, rule: str, new, detail: str):
+    if name.endswith("_"):
+        rebound = _rebind(site, f"Tensor.{name}", new)
+        if rebound is None:
+            return site.updated
+        site.edit(rule, rebound, detail=detail + "; in-place: name rebound")
+        return rebound
+    site.edit(rule, new, detail=detail)
+    return new
+
+
+def _plain(node) -> bool:
+    """A name or an attribute chain of names: safe to write twice."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, cst.Name)
+
+
+# ----------------------------------------------------------------------------- resolve_conj
+
+register(
+    RESOLVE,
+    "resolve_conj() and resolve_neg() are dropped: no lazy conjugate in MindSpore",
+    group=GROUP,
+    why="""
+        PyTorch may represent ``x.conj()`` of a complex tensor (and some negations) lazily,
+        as a view with a conjugate or negative bit; ``resolve_conj()``/``resolve_neg()``
+        return a tensor with that bit applied to the data, with the same values. MindSpore
+        has no such bits: ``ops.conj`` and ``-x`` compute new data, so every MindSpore
+        tensor is already resolved and the call is removed (``x.resolve_conj()`` ->
+        ``x``). The values are the same; on a real tensor both methods return the tensor
+        itself in PyTorch too.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="Checked on 2.10: Tensor has no resolve_conj, resolve_neg or is_conj.",
+    example="""
+        import torch
+        x = torch.tensor([[1.0, -2.0], [3.5, 0.25]])
+        y = x.resolve_conj() * 2
+        z = x.t().resolve_neg()
+    """,
+)
+
+
+def _resolve(site):
+    if site.updated.args:
+        return None
+    site.edit(RESOLVE, site.receiver, detail=f".{site.original.func.attr.value}() removed")
+    return site.receiver
+
+
+for _name in ("resolve_conj", "resolve_neg"):
+    method(_name, RESOLVE, unambiguous=True, handler=_resolve, returns="same")
+
+
+# ----------------------------------------------------------------------------- polygamma
+
+register(
+    POLYGAMMA,
+    "x.polygamma(n) becomes ops.polygamma(mindspore.Tensor(n), x)",
+    group=GROUP,
+    why="""
+        ``x.polygamma(n)`` is the n-th derivative of the digamma function at ``x``.
+        MindSpore's Tensor has no ``polygamma`` method; ``mindspore.ops.polygamma(n,
+        input)`` computes it with the order first, and takes the order only as a tensor
+        (a Python int raises TypeError), so the port writes
+        ``mindspore.ops.polygamma(mindspore.Tensor(n), x)``. ``x.polygamma_(n)`` becomes
+        that with the name rebound (API003).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``ops.polygamma(1, x)`` raises "the input[0] should be a
+        Tensor, but got Int64"; with ``mindspore.Tensor(n)`` the values of n = 0, 1, 2, 3
+        match PyTorch's in float32 and float64.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[0.5, 1.5, 2.0], [3.25, 4.0, 7.5]])
+        d1 = x.polygamma(1)
+        d2 = x.double().polygamma(n=2)
+        x.polygamma_(0)
+    """,
+)
+
+
+def _polygamma(site):
+    name = site.original.func.attr.value
+    args = _bound(site, name, POLYGAMMA)
+    if args is None or set(args) != {"n"}:
+        return None
+    order = cst.Call(func=site.ref("mindspore.Tensor"), args=[cst.Arg(args["n"])])
+    new = cst.Call(func=site.ref("mindspore.ops.polygamma"), args=_args(order, site.receiver))
+    return _maybe_rebind(site, name, POLYGAMMA, new, f".{name}(n) -> ops.polygamma(mindspore.Tensor(n), x)")
+
+
+for _name in ("polygamma", "polygamma_"):
+    method(_name, POLYGAMMA, unambiguous=True, sig=("n",), handler=_polygamma)
+
+
+# ----------------------------------------------------------------------------- index_fill
+
+register(
+    INDEX_FILL,
+    "x.index_fill(dim, index, value) becomes ops.index_fill with an int32 index",
+    group=GROUP,
+    why="""
+        ``x.index_fill(dim, index, value)`` writes ``value`` into the slices of ``x``
+        along ``dim`` that ``index`` names. MindSpore's ``Tensor.index_fill`` and
+        ``ops.index_fill(x, axis, index, value)`` compute the same, but the CPU kernel
+        accepts only an int32 index, where PyTorch's indices are int64; the port casts the
+        index: ``mindspore.ops.index_fill(x, dim, index.astype(mindspore.int32),
+        value)``. ``x.index_fill_(...)`` becomes that with the name rebound (API003).
+        Indices beyond int32's range do not occur for a dimension MindSpore can hold.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``index_fill`` with an int64 index raises "the input
+        argument[index] must be a type of {Tensor[Int32]}"; with an int32 index a float or
+        0-d tensor value, a negative dim and repeated indices give PyTorch's values.
+    """,
+    example="""
+        import torch
+        x = torch.arange(12.0).reshape(3, 4)
+        a = x.index_fill(1, torch.tensor([0, 2]), -1.0)
+        b = x.index_fill(dim=0, index=torch.tensor([1]), value=torch.tensor(5.0))
+        x.index_fill_(-1, torch.tensor([3, 3]), 0.5)
+    """,
+)
+
+
+def _index_fill(site):
+    name = site.original.func.attr.value
+    args = _bound(site, name, INDEX_FILL)
+    if args is None or set(args) != {"dim", "index", "value"}:
+        return None
+    index = cst.Call(func=cst.Attribute(value=args["index"], attr=cst.Name("astype")),
+                     args=[cst.Arg(site.ref("mindspore.int32"))])
+    new = cst.Call(func=site.ref("mindspore.ops.index_fill"),
+                   args=_args(site.receiver, args["dim"], index, args["value"]))
+    return _maybe_rebind(site, name, INDEX_FILL, new, f".{name}(...) -> ops.index_fill(x, dim, int32 index, value)")
+
+
+for _name in ("index_fill", "index_fill_"):
+    method(_name, INDEX_FILL, unambiguous=True, sig=("dim", "index", "value"), handler=_index_fill)
+
+
+# ----------------------------------------------------------------------------- nanmedian
+
+register(
+    NANMEDIAN,
+    "nanmedian() reduces the flattened tensor; nanmedian(dim) maps to ops.nanmedian",
+    group=GROUP,
+    why="""
+        ``x.nanmedian()`` is the lower median of the values that are not NaN, over the
+        whole tensor, as a 0-d tensor. MindSpore's ``nanmedian`` always reduces one axis
+        (the last by default) and returns ``(values, indices)``, so the whole-tensor form
+        becomes ``mindspore.ops.nanmedian(x.reshape(-1), 0)[0]``. With a ``dim``,
+        ``x.nanmedian(dim, keepdim)`` returns ``(values, indices)`` in both frameworks and
+        becomes ``mindspore.ops.nanmedian(x, dim, keepdim)`` (``axis``/``keepdims``).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``Tensor.nanmedian()`` returns a tuple where PyTorch returns
+        a tensor; ``ops.nanmedian`` of a flattened tensor along 0 gives PyTorch's value
+        (NaNs ignored, lower median for an even count), and along a dim its values and
+        indices.
+    """,
+    example="""
+        import torch
+        x = torch.tensor([[1.0, float('nan'), 3.0, 2.0], [4.0, 0.5, float('nan'), 8.0]])
+        m = x.nanmedian()
+        v, i = x.nanmedian(1)
+        r = x.nanmedian(dim=0, keepdim=True)
+        vals = r[0]
+    """,
+)
+
+
+def _nanmedian(site):
+    args = _bound(site, "nanmedian", NANMEDIAN)
+    if args is None:
+        return None
+    func = site.ref("mindspore.ops.nanmedian")
+    if not args:
+        flat = cst.Call(func=cst.Attribute(value=site.receiver, attr=cst.Name("reshape")),
+                        args=[cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("1")))])
+        call = cst.Call(func=func, args=_args(flat, cst.Integer("0")))
+        new = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+        site.edit(NANMEDIAN, new, detail=".nanmedian() -> ops.nanmedian(x.reshape(-1), 0)[0]")
+        return new
+    if "dim" not in args or set(args) - {"dim", "keepdim"}:
+        return None
+    rest = [args["dim"]] + ([args["keepdim"]] if "keepdim" in args else [])
+    new = cst.Call(func=func, args=_args(site.receiver, *rest))
+    site.edit(NANMEDIAN, new, detail=".nanmedian(dim) -> ops.nanmedian(x, dim)")
+    return new
+
+
+method("nanmedian", NANMEDIAN, unambiguous=True, sig=("dim", "keepdim"), handler=_nanmedian)
+
+
+# ----------------------------------------------------------------------------- unflatten
+
+register(
+    UNFLATTEN,
+    "x.unflatten(dim, sizes) becomes a reshape of that dimension",
+    group=GROUP,
+    why="""
+        ``x.unflatten(dim, sizes)`` splits dimension ``dim`` into ``sizes`` (one of them
+        may be -1). MindSpore 2.10 has no ``unflatten`` (neither a Tensor method nor an
+        op); the port writes the reshape it stands for:
+        ``x.reshape(x.shape[:dim] + tuple(sizes) + x.shape[dim:][1:])``, which is right
+        for a negative ``dim`` too (``x.shape[dim:][1:]`` is what follows the dimension).
+        The receiver is written three times, so it must be a name or an attribute; a
+        computed receiver is flagged (bind it to a name first).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="Checked on 2.10: Tensor has no unflatten; mindspore.ops and mint have none either.",
+    example="""
+        import torch
+        x = torch.arange(24.0).reshape(2, 12)
+        a = x.unflatten(1, (3, 4))
+        b = x.unflatten(-1, (2, -1))
+        c = x.unflatten(dim=0, sizes=[1, 2])
+    """,
+)
+
+
+def _unflatten(site):
+    args = _bound(site, "unflatten", UNFLATTEN)
+    if args is None or set(args) != {"dim", "sizes"}:
+        return None
+    if not _plain(site.receiver_original):
+        site.finding(UNFLATTEN, "unflatten of a computed tensor: bind it to a name first (the reshape "
+                     "that replaces it reads the tensor's shape)", comment="Tensor.unflatten not ported")
+        return None
+    r = site.code(site.receiver).strip()
+    d = site.code(args["dim"]).strip()
+    if not isinstance(args["dim"], (cst.Name, cst.Integer, cst.Attribute, cst.UnaryOperation)):
+        d = f"({d})"
+    sizes = site.code(args["sizes"]).strip()
+    new = site.parse(f"{r}.reshape({r}.shape[:{d}] + tuple({sizes}) + {r}.shape[{d}:][1:])")
+    site.edit(UNFLATTEN, new, detail=".unflatten(dim, sizes) -> reshape")
+    return new
+
+
+method("unflatten", UNFLATTEN, unambiguous=True, sig=("dim", "sizes"), handler=_unflatten)
+
+
+# ----------------------------------------------------------------------------- vdot
+
+register(
+    VDOT,
+    "x.vdot(y) becomes ops.inner(ops.conj(x), y)",
+    group=GROUP,
+    why="""
+        ``x.vdot(y)`` is the dot product of two 1-D tensors with the first one
+        conjugated. MindSpore 2.10 has no ``vdot`` (``mint.vdot`` has no CPU kernel); for
+        1-D tensors ``ops.inner`` is the dot product and ``ops.conj`` the conjugate (the
+        values themselves for a real tensor), so the port writes
+        ``mindspore.ops.inner(mindspore.ops.conj(x), y)``.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="Checked on 2.10 (CPU): Tensor has no vdot, mint.vdot raises 'Not implement exception'.",
+    example="""
+        import torch
+        a = torch.tensor([1.0, -2.0, 3.5])
+        b = torch.tensor([0.5, 4.0, -1.0])
+        d = a.vdot(b)
+        e = a.double().vdot(other=b.double())
+    """,
+)
+
+
+def _vdot(site):
+    args = _bound(site, "vdot", VDOT)
+    if args is None or set(args) != {"other"}:
+        return None
+    conj = cst.Call(func=site.ref("mindspore.ops.conj"), args=[cst.Arg(site.receiver)])
+    new = cst.Call(func=site.ref("mindspore.ops.inner"), args=_args(conj, args["other"]))
+    site.edit(VDOT, new, detail=".vdot(y) -> ops.inner(ops.conj(x), y)")
+    return new
+
+
+method("vdot", VDOT, unambiguous=True, sig=("other",), handler=_vdot)
+
+
+# ----------------------------------------------------------------------------- predicates
+
+register(
+    PREDICATES,
+    "is_nonzero() becomes bool(x); is_same_size(y) becomes a shape comparison",
+    group=GROUP,
+    why="""
+        ``x.is_nonzero()`` is the truth value of a one-element tensor (an error for any
+        other size), ``x.is_same_size(y)`` whether two tensors have the same shape. Neither
+        method exists on MindSpore's Tensor; ``bool(x)`` (which raises for more than one
+        element there too) and ``x.shape == y.shape`` (tuples in both frameworks) give the
+        same Python bools.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="Checked on 2.10: Tensor has neither method; bool() of a one-element tensor and shape tuples agree.",
+    example="""
+        import torch
+        x = torch.tensor([0.0])
+        y = torch.tensor([[2.5]])
+        a = x.is_nonzero()
+        b = y.is_nonzero()
+        same = x.is_same_size(torch.zeros(1))
+        other = x.is_same_size(y)
+    """,
+)
+
+
+def _is_nonzero(site):
+    if site.updated.args:
+        return None
+    new = cst.Call(func=cst.Name("bool"), args=[cst.Arg(site.receiver)])
+    site.edit(PREDICATES, new, detail=".is_nonzero() -> bool(x)")
+    return new
+
+
+def _is_same_size(site):
+    args = _bound(site, "is_same_size", PREDICATES)
+    if args is None or set(args) != {"other"}:
+        return None
+    new = cst.Comparison(
+        lpar=[cst.LeftParen()], rpar=[cst.RightParen()],
+        left=cst.Attribute(value=site.receiver, attr=cst.Name("shape")),
+        comparisons=[cst.ComparisonTarget(cst.Equal(), cst.Attribute(value=args["other"], attr=cst.Name("shape")))])
+    site.edit(PREDICATES, new, detail=".is_same_size(y) -> x.shape == y.shape")
+    return new
+
+
+method("is_nonzero", PREDICATES, unambiguous=True, handler=_is_nonzero, returns=None)
+method("is_same_size", PREDICATES, unambiguous=True, sig=("other",), handler=_is_same_size, returns=None)
