@@ -161,3 +161,69 @@ case("Tensor.vdot", """
     a = torch.tensor([1.0, -2.0, 3.5])
     d = a.vdot(other=torch.tensor([0.5, 4.0, -1.0]))
 """)
+
+# --- Python protocols (kept as written; catalog.PROTOCOLS lists them)
+
+case("Tensor.__len__", """
+    import torch
+    x = torch.zeros(4, 3)
+    n = len(x)
+    m = len(x[0])
+""")
+case("Tensor.__bool__", """
+    import torch
+    a = bool(torch.tensor([2.5]))
+    b = bool(torch.tensor(0))
+    c = 1 if torch.tensor([[True]]) else 0
+    d = not torch.tensor(0.0)
+""")
+case("Tensor.__int__", """
+    import torch
+    a = int(torch.tensor(3.7))
+    b = int(torch.tensor([-2.9]))
+    c = int(torch.tensor(7))
+""")
+case("Tensor.__float__", """
+    import torch
+    a = float(torch.tensor(3))
+    b = float(torch.tensor([[-2.5]]))
+""")
+case("Tensor.__index__", """
+    import torch
+    items = [10, 20, 30, 40]
+    a = items[torch.tensor(2)]
+    b = list(range(10))[torch.tensor(1):torch.tensor(7):torch.tensor(2)]
+""")
+case("Tensor.__array__", """
+    import numpy as np
+    import torch
+    x = torch.tensor([[1.5, -2.0], [3.0, 4.25]])
+    a = np.asarray(x)
+    b = np.array(x, dtype=np.float64)
+    c = np.array(torch.tensor([1, 2, 3])).sum()
+""")
+case("Tensor.__setitem__", """
+    import torch
+    x = torch.zeros(3, 4)
+    alias = x
+    x[0, 1:3] = 5.0
+    x[1] = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    x[:, -1] = -1
+    x[x > 4] = 9.0
+    i = torch.arange(6)
+    i[torch.tensor([0, 5])] = 7
+""")
+case("Tensor.__iter__", """
+    import torch
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    rows = [r * 2 for r in x]
+    total = sum(r.sum() for r in x)
+    a, b, c = x
+""")
+case("Tensor.__contains__", """
+    import torch
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    a = 3.0 in x
+    b = 7 in x
+    c = torch.tensor(2.0) in x
+""")
