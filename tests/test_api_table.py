@@ -276,7 +276,7 @@ def test_random_like_keeps_a_float64_input_dtype():
 
 
 @pytest.mark.parametrize("line, api", [
-    ("m = x.aminmax()", "Tensor.aminmax"),
+    ("m = x.diag()", "Tensor.diag"),
     ("u = torch.linalg.svd(x)", "torch.linalg.svd"),
     ("u = x.svd()", "Tensor.svd"),
     ("k = x.kthvalue(1)", "Tensor.kthvalue"),

@@ -227,3 +227,32 @@ case("Tensor.__contains__", """
     b = 7 in x
     c = torch.tensor(2.0) in x
 """)
+
+# --- random draws (parity copies PyTorch's values; shapes and dtypes are compared)
+
+case("Tensor.bernoulli", """
+    import torch
+    probs = torch.tensor([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    sure = probs.bernoulli()
+    draws = torch.full((4, 5), 0.3).bernoulli()
+    half = torch.zeros(3, 2, dtype=torch.float64).bernoulli(0.5)
+""")
+case("Tensor.geometric_", """
+    import torch
+    g = torch.zeros(3, 4)
+    g.geometric_(0.25)
+""")
+case("Tensor.cauchy_", """
+    import torch
+    c = torch.zeros(2, 5)
+    c.cauchy_(1.0, 2.0)
+    d = torch.zeros(3, dtype=torch.float64)
+    d.cauchy_(median=0.5)
+""")
+case("Tensor.log_normal_", """
+    import torch
+    x = torch.zeros(6)
+    x.log_normal_()
+    y = torch.zeros(2, 2, dtype=torch.float64)
+    y.log_normal_(mean=0.0, std=0.25)
+""")

@@ -227,7 +227,7 @@ register(
     example="""
         import torch
         x = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
-        m = x.aminmax()
+        m = x.diag()
     """,
 )
 

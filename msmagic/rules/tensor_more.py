@@ -385,3 +385,157 @@ def _is_same_size(site):
 
 method("is_nonzero", PREDICATES, unambiguous=True, handler=_is_nonzero, returns=None)
 method("is_same_size", PREDICATES, unambiguous=True, sig=("other",), handler=_is_same_size, returns=None)
+
+
+# ----------------------------------------------------------------------------- random draws
+
+RANDOM_FILL = "TNS017"
+BERNOULLI = "TNS018"
+
+register(
+    RANDOM_FILL,
+    "geometric_, cauchy_ and log_normal_ become copy_ of a draw",
+    group=GROUP,
+    why="""
+        These methods overwrite a tensor in place with random draws; MindSpore 2.10's
+        Tensor has none of them. As for ``normal_`` (TNS008), the port writes
+        ``x.copy_(draw)``, with the draw built from MindSpore's uniform and normal
+        generators: ``geometric_(p)`` is ``ceil(log(1 - U) / log(1 - p))`` (the number of
+        trials up to the first success, 1, 2, ...; at least 1), ``cauchy_(median=0, sigma=1)`` is
+        ``median + sigma * tan(pi * (U - 0.5))`` and ``log_normal_(mean=1, std=2)`` is
+        ``exp(mean + std * N)``, the inverse CDFs PyTorch samples with. ``copy_`` casts to
+        the receiver's dtype, as the in-place methods keep it. The draws come from
+        MindSpore's generator: the distribution is PyTorch's, the values are not (parity
+        copies PyTorch's values across). ``generator=`` is flagged, and so is an element,
+        slice or computed receiver, as for ``copy_`` (TNS004). (``random_``,
+        ``exponential_`` and ``bernoulli_`` are flagged by RNG004.)
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): Tensor has no ``geometric_``, ``cauchy_`` or
+        ``log_normal_``; ``ops.rand_like`` and ``ops.randn_like`` draw on CPU (float32 for
+        ``randn_like``: ``copy_`` casts).
+    """,
+    example="""
+        import torch
+        g = torch.zeros(100)
+        g.geometric_(0.3)
+        at_least_one = bool((g >= 1).all())
+        whole = bool((g == g.floor()).all())
+        c = torch.zeros(4, 2, dtype=torch.float64)
+        c.cauchy_()
+        shape = c.shape
+        ln = torch.zeros(50)
+        ln.log_normal_(0.0, 0.5)
+        positive = bool((ln > 0).all())
+    """,
+)
+
+
+def _draw(site, name: str, args: dict, r: str):
+    """Text of the draw that fills a tensor like ``r``, or None (with a finding)."""
+    ref = lambda t: site.code(site.ref(t)).strip()  # noqa: E731
+    arg = lambda k, default: f"({site.code(args[k]).strip()})" if k in args else default  # noqa: E731
+    rand = f"{ref('mindspore.ops.rand_like')}({r})"
+    if name == "geometric_":
+        if "p" not in args:
+            return None
+        math = site.require_import("math")
+        # a draw of exactly 0 would give 0 trials: the first trial succeeds then (clamped to 1)
+        return (f"{ref('mindspore.ops.ceil')}({ref('mindspore.ops.log1p')}(-{rand}) / {math}.log1p(-{arg('p', '')}))"
+                ".clamp(min=1)")
+    if name == "cauchy_":
+        math = site.require_import("math")
+        return (f"{arg('median', '0.0')} + {arg('sigma', '1.0')} * {ref('mindspore.ops.tan')}"
+                f"({math}.pi * ({rand} - 0.5))")
+    if name == "log_normal_":
+        return f"{ref('mindspore.ops.exp')}({ref('mindspore.ops.randn_like')}({r}) * {arg('std', '2.0')} + {arg('mean', '1.0')})"
+    return None
+
+
+def _random_fill(name: str):
+    def handler(site):
+        from msmagic.rules.tensor_methods import _view_receiver
+
+        args = _bound(site, name, RANDOM_FILL)
+        if args is None:
+            return None
+        if "generator" in args:
+            site.finding(RANDOM_FILL, f"{name}(generator=...): MindSpore draws from its global seed and takes no "
+                         "generator", comment=f"Tensor.{name} generator= not ported")
+            return None
+        if _view_receiver(site, name):
+            return None
+        recv = site.receiver
+        text = _draw(site, name, args, site.code(recv).strip())
+        if text is None:
+            return None
+        new = cst.Call(func=cst.Attribute(value=recv, attr=cst.Name("copy_")), args=[cst.Arg(site.parse(text))])
+        site.edit(RANDOM_FILL, new, detail=f".{name}(...) -> .copy_(draw)")
+        return new
+
+    return handler
+
+
+# random_, exponential_ and bernoulli_ belong to RNG004 (flagged)
+for _name, _sig in (("geometric_", ("p", "generator")), ("cauchy_", ("median", "sigma", "generator")),
+                    ("log_normal_", ("mean", "std", "generator"))):
+    method(_name, RANDOM_FILL, unambiguous=True, sig=_sig, handler=_random_fill(_name), returns="same",
+           random=True)
+
+
+register(
+    BERNOULLI,
+    "x.bernoulli() becomes ops.bernoulli(x, x): the tensor holds the probabilities",
+    group=GROUP,
+    why="""
+        ``x.bernoulli()`` draws 0 or 1 for each element with the element as the
+        probability of 1; ``x.bernoulli(p)`` draws with probability ``p`` in ``x``'s shape.
+        MindSpore's ``Tensor.bernoulli`` has no CPU kernel (BernoulliExt), and
+        ``ops.bernoulli(input, p=0.5)`` takes the shape and dtype from ``input`` and the
+        probability from ``p`` (0.5 by default, not the values of ``input``), so the port
+        passes the tensor twice: ``mindspore.ops.bernoulli(x, x)``, or
+        ``mindspore.ops.bernoulli(x, p)``. The draws come from MindSpore's generator
+        (parity copies PyTorch's values); ``generator=`` is flagged.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``Tensor.bernoulli()`` raises "The kernel BernoulliExt
+        unregistered"; ``ops.bernoulli(x, x)`` of probabilities 0 and 1 gives 0 and 1
+        exactly, and the mean of many draws at 0.3 is near 0.3.
+    """,
+    example="""
+        import torch
+        probs = torch.tensor([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+        sure = probs.bernoulli()
+        half = torch.zeros(1000).bernoulli(0.5)
+        near = bool(abs(half.mean().item() - 0.5) < 0.1)
+    """,
+)
+
+
+def _bernoulli(site):
+    args = _bound(site, "bernoulli", BERNOULLI)
+    if args is None:
+        return None
+    if "generator" in args:
+        site.finding(BERNOULLI, "bernoulli(generator=...): MindSpore draws from its global seed and takes no "
+                     "generator", comment="Tensor.bernoulli generator= not ported")
+        return None
+    recv = site.receiver
+    if "p" in args:
+        prob = args["p"]
+    elif _plain(site.receiver_original):
+        prob = recv
+    else:
+        site.finding(BERNOULLI, "bernoulli() of a computed tensor: bind it to a name first (MindSpore takes the "
+                     "probabilities as a second argument)", comment="Tensor.bernoulli not ported")
+        return None
+    new = cst.Call(func=site.ref("mindspore.ops.bernoulli"), args=_args(recv, prob))
+    site.edit(BERNOULLI, new, detail=".bernoulli() -> ops.bernoulli(x, probabilities)")
+    return new
+
+
+method("bernoulli", BERNOULLI, unambiguous=True, sig=("p", "generator"), handler=_bernoulli, random=True)

@@ -100,3 +100,48 @@ def test_vdot_resolve_and_predicates():
         """,
         findings=set(),
     )
+
+
+def test_random_fills_become_copy_of_a_draw():
+    assert_ports(
+        """
+            import torch
+            w = torch.zeros(3, 2)
+            w.cauchy_()
+            w.log_normal_(mean=0.5)
+            p = torch.full((2,), 0.3)
+            b = p.bernoulli()
+            c = p.bernoulli(0.5)
+        """,
+        """
+            import mindspore
+            import math
+            w = mindspore.ops.zeros((3, 2))
+            w.copy_(0.0 + 1.0 * mindspore.ops.tan(math.pi * (mindspore.ops.rand_like(w) - 0.5)))
+            w.copy_(mindspore.ops.exp(mindspore.ops.randn_like(w) * 2.0 + (0.5)))
+            p = mindspore.ops.full((2,), 0.3, dtype=mindspore.float32)
+            b = mindspore.ops.bernoulli(p, p)
+            c = mindspore.ops.bernoulli(p, 0.5)
+        """,
+        findings=set(),
+    )
+
+
+def test_random_fill_of_a_slice_or_with_a_generator_is_flagged():
+    assert_ports(
+        """
+            import torch
+            g = torch.Generator()
+            w = torch.zeros(3, 2)
+            w[0].geometric_(0.5)
+            w.cauchy_(generator=g)
+        """,
+        """
+            import mindspore
+            g = mindspore.Generator()
+            w = mindspore.ops.zeros((3, 2))
+            w[0].geometric_(0.5)  # msmagic: TNS004 Tensor.geometric_ on w[0] not ported
+            w.cauchy_(generator=g)  # msmagic: TNS017 Tensor.cauchy_ generator= not ported
+        """,
+        findings={"TNS004", "TNS017"},
+    )

@@ -31,3 +31,28 @@ def test_in_place_forms_rebind():
         x.index_fill_(0, torch.tensor([1]), 2.0)
         y = x + 1
     """), "x", "y", rule="TNS011")
+
+
+def test_random_fills_draw_in_range_with_the_receivers_dtype():
+    from tests.rules.support import run_pair
+
+    run = run_pair(src("""
+        import torch
+        g = torch.zeros(400, dtype=torch.float64)
+        g.geometric_(0.5)
+        trials = bool((g >= 1).all() and (g == g.floor()).all())
+        mean_ok = bool(abs(g.mean().item() - 2.0) < 0.5)
+        ln = torch.zeros(400)
+        ln.log_normal_(0.0, 0.25)
+        positive = bool((ln > 0).all())
+        c = torch.zeros(400)
+        c.cauchy_()
+        median_ok = bool(abs(c.median().item()) < 0.3)
+        p = torch.tensor([0.0, 1.0, 1.0, 0.0])
+        coin = p.bernoulli()
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    for name in ("trials", "mean_ok", "positive", "median_ok"):
+        assert run.ms_ns[name] is True, name
+    assert str(run.ms_ns["g"].dtype) == "Float64" and str(run.ms_ns["ln"].dtype) == "Float32"
+    assert run.ms_ns["coin"].asnumpy().tolist() == [0.0, 1.0, 1.0, 0.0]
