@@ -256,3 +256,21 @@ case("Tensor.log_normal_", """
     y = torch.zeros(2, 2, dtype=torch.float64)
     y.log_normal_(mean=0.0, std=0.25)
 """)
+
+case("Tensor.unique", """
+    import torch
+    labels = torch.tensor([[3, 1, 2], [3, 1, 7]])
+    classes = labels.unique()
+    f = torch.tensor([2.5, -1.0, 2.5, 0.0]).unique(sorted=True)
+""")
+case("Tensor.share_memory_", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    x.share_memory_()
+    y = x.share_memory_() + 1
+""")
+case("Tensor.pin_memory", """
+    import torch
+    x = torch.arange(6.0).reshape(2, 3)
+    y = x.pin_memory() if torch.cuda.is_available() else x
+""")

@@ -83,7 +83,7 @@ ORDER = (
     # tensor_methods
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006", "TNS007", "TNS008", "TNS009",
     # tensor_more
-    "TNS010", "TNS011", "TNS012", "TNS013", "TNS014", "TNS015", "TNS016", "TNS017", "TNS018",
+    "TNS010", "TNS011", "TNS012", "TNS013", "TNS014", "TNS015", "TNS016", "TNS017", "TNS018", "TNS019", "TNS020",
     # training
     "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007", "TRN008",
     # utilities

@@ -539,3 +539,99 @@ def _bernoulli(site):
 
 
 method("bernoulli", BERNOULLI, unambiguous=True, sig=("p", "generator"), handler=_bernoulli, random=True)
+
+
+# ----------------------------------------------------------------------------- unique
+
+UNIQUE = "TNS019"
+NO_OP = "TNS020"
+
+register(
+    UNIQUE,
+    "x.unique() becomes ops.unique(x)[0].sort()[0]",
+    group=GROUP,
+    why="""
+        ``x.unique()`` returns the distinct values of the flattened tensor in ascending
+        order. MindSpore's ``Tensor.unique`` has no CPU kernel (Unique2) on 2.10;
+        ``ops.unique(x)`` returns ``(values, inverse indices)`` with the values in order
+        of first appearance, so the port sorts them:
+        ``mindspore.ops.unique(x)[0].sort()[0]``. ``sorted=True`` (the default) is
+        accepted; ``return_inverse``, ``return_counts``, ``dim`` and ``sorted=False`` are
+        flagged (the inverse indices would have to follow the sort).
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="""
+        Checked on 2.10 (CPU): ``Tensor.unique()`` raises "The kernel Unique2
+        unregistered" when read; ``ops.unique`` of an int64 or float32 tensor and of a
+        2-D tensor (flattened), sorted, give PyTorch's values; a bool tensor raises.
+    """,
+    example="""
+        import torch
+        labels = torch.tensor([[3, 1, 2], [3, 1, 7]])
+        classes = labels.unique()
+        n = len(labels.flatten().unique(sorted=True))
+    """,
+)
+
+
+def _unique(site):
+    args = _bound(site, "unique", UNIQUE)
+    if args is None:
+        return None
+    other = set(args) - {"sorted"}
+    if other or ("sorted" in args and site.literal(args["sorted"], None) is not True):
+        what = ", ".join(sorted(other)) or "sorted=False"
+        site.finding(UNIQUE, f"unique({what}) has no faithful MindSpore 2.10 counterpart on CPU (ops.unique gives "
+                     "the values in order of appearance and no counts)", comment=f"Tensor.unique {what} not ported")
+        return None
+    call = cst.Call(func=site.ref("mindspore.ops.unique"), args=[cst.Arg(site.receiver)])
+    first = cst.Subscript(value=call, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    new = cst.Subscript(value=cst.Call(func=cst.Attribute(value=first, attr=cst.Name("sort"))),
+                        slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    site.edit(UNIQUE, new, detail=".unique() -> ops.unique(x)[0].sort()[0]")
+    return new
+
+
+method("unique", UNIQUE, unambiguous=True, sig=("sorted", "return_inverse", "return_counts", "dim"),
+       handler=_unique)
+
+
+# ----------------------------------------------------------------------------- memory placement
+
+register(
+    NO_OP,
+    "pin_memory() and share_memory_() are dropped: the values are the tensor's",
+    group=GROUP,
+    why="""
+        ``x.pin_memory()`` copies a tensor into page-locked host memory (for faster copies
+        to a GPU) and ``x.share_memory_()`` moves it to shared memory (for worker
+        processes); both keep the values, and ``share_memory_`` returns the tensor itself.
+        MindSpore has neither: its tensors are placed by the runtime and its data
+        pipelines copy what they need. The calls are removed (``x.pin_memory()`` ->
+        ``x``), as ``.cuda()`` and ``.cpu()`` are (DEV004). On a machine without an
+        accelerator PyTorch's ``pin_memory`` raises, which is why notebooks guard it with
+        ``torch.cuda.is_available()``.
+    """,
+    seed=SEED,
+    reference=REF,
+    installed_note="Checked on 2.10: Tensor has no pin_memory or share_memory_.",
+    example="""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3)
+        x.share_memory_()
+        y = x.share_memory_() * 2
+        z = x.pin_memory() if torch.cuda.is_available() else x
+    """,
+)
+
+
+def _no_op(site):
+    if site.updated.args:
+        return None
+    site.edit(NO_OP, site.receiver, detail=f".{site.original.func.attr.value}() removed")
+    return site.receiver
+
+
+for _name in ("pin_memory", "share_memory_"):
+    method(_name, NO_OP, unambiguous=True, handler=_no_op, returns="same")

@@ -145,3 +145,37 @@ def test_random_fill_of_a_slice_or_with_a_generator_is_flagged():
         """,
         findings={"TNS004", "TNS017"},
     )
+
+
+def test_unique_sorts_and_flags_the_other_forms():
+    assert_ports(
+        """
+            import torch
+            def classes(labels):
+                return labels.unique(), labels.unique(return_counts=True)
+        """,
+        """
+            import mindspore
+            def classes(labels):
+                return mindspore.ops.unique(labels)[0].sort()[0], labels.unique(return_counts=True)  # msmagic: TNS019 Tensor.unique return_counts not ported
+        """,
+        findings={"TNS019"},
+    )
+
+
+def test_pin_memory_and_share_memory_are_dropped():
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(2)
+            y = x.pin_memory()
+            z = x.share_memory_() + 1
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones(2)
+            y = x
+            z = x + 1
+        """,
+        findings=set(),
+    )
