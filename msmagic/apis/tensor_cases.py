@@ -274,3 +274,36 @@ case("Tensor.pin_memory", """
     x = torch.arange(6.0).reshape(2, 3)
     y = x.pin_memory() if torch.cuda.is_available() else x
 """)
+
+case("Tensor.unsafe_chunk", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    a, b = x.unsafe_chunk(2, 1)
+    parts = x.unsafe_chunk(3)
+""")
+case("Tensor.unsafe_split", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    a, b = x.unsafe_split(2, 1)
+    parts = x.unsafe_split(1)
+""")
+case("Tensor.unsafe_split_with_sizes", """
+    import torch
+    x = torch.arange(12.0).reshape(3, 4)
+    a, b = x.unsafe_split_with_sizes([1, 3], 1)
+    parts = x.unsafe_split_with_sizes([2, 1])
+""")
+case("Tensor.prelu", """
+    import torch
+    x = torch.tensor([[-1.0, 2.0, -3.0], [0.5, -0.25, 4.0]]).reshape(1, 3, 2)
+    y = x.prelu(torch.tensor([0.25, 0.1, 0.5]))
+    z = x.prelu(torch.tensor([0.2]))
+""")
+case("Tensor.dtype", """
+    import torch
+    x = torch.ones(2, dtype=torch.float64)
+    same = x.dtype == torch.float64
+    other = torch.tensor([1, 2]).dtype == torch.int64
+    y = torch.zeros(3, dtype=x.dtype)
+    f = torch.ones(2).dtype in (torch.float32, torch.float16)
+""")
