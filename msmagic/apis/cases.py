@@ -1497,3 +1497,4 @@ case("torch.Tensor", """
 import msmagic.apis.data_cases  # noqa: E402,F401
 import msmagic.apis.misc_cases  # noqa: E402,F401
 import msmagic.apis.torchfn_cases  # noqa: E402,F401
+import msmagic.apis.tensor_cases  # noqa: E402,F401

@@ -29,6 +29,14 @@ STATEMENT_APIS = {
     "Optimizer.zero_grad": ("(removed: value_and_grad returns fresh gradients)", "TRN001"),
     "Optimizer.step": ("optimizer(grads)", "TRN001"),
 }
+#: key -> what the port keeps: Python protocols of a tensor (``len(x)``, ``x[i] = v``) that
+#: MindSpore's Tensor implements with PyTorch's results; kept as written, verified by cases
+PROTOCOLS = {
+    "Tensor.__len__": "len(x)", "Tensor.__bool__": "bool(x)", "Tensor.__int__": "int(x)",
+    "Tensor.__float__": "float(x)", "Tensor.__index__": "seq[x]", "Tensor.__array__": "numpy.asarray(x)",
+    "Tensor.__setitem__": "x[idx] = v",
+    "Tensor.__iter__": "for row in x", "Tensor.__contains__": "v in x",
+}
 _LABELS = {"tensor": "Tensor", "module": "Module", "optimizer": "Optimizer", "scheduler": "LRScheduler",
            "any": "object", "distribution": "Distribution", "device": "Device"}
 
@@ -138,6 +146,9 @@ def entries() -> list[Entry]:
     for key, (target, rule) in STATEMENT_APIS.items():
         add(key, target, rule, False)
 
+    for key, kept in PROTOCOLS.items():
+        add(key, f"(kept: {kept})", "API002", False)
+        out[key].family = "Tensor operators"
     for key, (_, template) in OPERATORS.items():
         op = template.format("y", x="x")
         add(key, f"(kept: {op})", "API002", False)

@@ -725,7 +725,7 @@ def plan_jobs(keys: Optional[list] = None, with_examples: bool = False) -> list:
             continue
         if key in cases.CASES and (key in ops or key in mods):
             jobs.append({"kind": "case", "key": key})  # patterns op_db lacks: both count
-        if e.family == "Tensor operators":
+        if e.family == "Tensor operators" and key not in cases.CASES:  # protocols have cases
             jobs.append({"kind": "operator", "key": key})
         elif key in cases.CASES and not (key in ops or key in mods):
             jobs.append({"kind": "case", "key": key})

@@ -376,7 +376,7 @@ OPERATORS = {
     "Tensor.__rmod__": ("__rmod__", "{0} % {x}"), "Tensor.__rpow__": ("__rpow__", "{0} ** {x}"),
     "Tensor.__rmatmul__": ("__rmatmul__", "{0} @ {x}"), "Tensor.__rand__": ("__rand__", "{0} & {x}"),
     "Tensor.__ror__": ("__ror__", "{0} | {x}"), "Tensor.__rxor__": ("__rxor__", "{0} ^ {x}"),
-    "Tensor.__getitem__": ("__getitem__", "{x}[{0}]"),
+    "Tensor.__getitem__": ("__getitem__", "{x}[{0}]"), "Tensor.__pos__": ("positive", "+{x}"),
 }
 
 

@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, torch_functions, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, tensor_more, torch_functions, training, utilities, api_table,
 )
 
 ORDER = (
@@ -88,6 +88,8 @@ ORDER = (
     "TNS001", "TNS002", "TNS003", "TNS004", "TNS005", "TNS006", "TNS007", "TNS008", "TNS009",
     # torch_functions
     "TFN001", "TFN002", "TFN003", "TFN004", "TFN005",
+    # tensor_more
+    "TNS010", "TNS011", "TNS012", "TNS013", "TNS014", "TNS015", "TNS016", "TNS017", "TNS018", "TNS019", "TNS020",
     # training
     "TRN001", "TRN002", "TRN003", "TRN004", "TRN005", "TRN006", "TRN007", "TRN008",
     # utilities

@@ -227,7 +227,7 @@ register(
     example="""
         import torch
         x = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
-        m = x.aminmax()
+        m = x.diag()
     """,
 )
 
@@ -521,7 +521,7 @@ def keep_member(site):
 
 
 # Tensor attributes that read the same on 2.10 (verified by cases): kept as they are.
-for _name in ("shape", "ndim", "T", "mT", "itemsize", "nbytes"):
+for _name in ("shape", "ndim", "T", "mT", "itemsize", "nbytes", "dtype"):
     S.member(_name, METHOD_RULE, receiver=S.TENSOR, handler=keep_member,
              returns=S.TENSOR if _name in ("T", "mT") else None)
 S.member("real", METHOD_RULE, receiver=S.TENSOR, handler=_real, returns=S.TENSOR)

@@ -95,12 +95,12 @@ def test_api_that_differs_in_mindspore():
         """
             import torch
             x = torch.tensor([[1.0, 3.0], [2.0, 0.5]])
-            m = x.aminmax()
+            m = x.diag()
         """,
         """
             import mindspore
             x = mindspore.Tensor([[1.0, 3.0], [2.0, 0.5]])
-            m = x.aminmax()  # msmagic: API007 Tensor.aminmax not ported: differs in MindSpore
+            m = x.diag()  # msmagic: API007 Tensor.diag not ported: differs in MindSpore
         """,
         edits={"DAT001", "IMP001"},
         findings={"API007"},
