@@ -1493,3 +1493,4 @@ case("torch.Tensor", """
     is_not = isinstance([1.0], torch.Tensor)
     y = double(x)
 """)
+import msmagic.apis.nn_cases  # noqa: E402,F401
