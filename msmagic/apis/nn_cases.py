@@ -444,3 +444,67 @@ case("torch.nn.functional.multilabel_margin_loss", """
     out = F.multilabel_margin_loss(x, t)
     out2 = F.multilabel_margin_loss(x, t, reduction="sum")
 """)
+
+# --- transposed convolutions and pooling the port defines
+case("torch.nn.functional.conv_transpose2d", """
+    import torch
+    import torch.nn.functional as F
+    x, w, b = torch.randn(2, 4, 5, 6), torch.randn(4, 3, 3, 2), torch.randn(3)
+    y = F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)
+""")
+case("torch.nn.functional.conv_transpose1d", """
+    import torch
+    import torch.nn.functional as F
+    x, w = torch.randn(2, 4, 7), torch.randn(4, 3, 3)
+    y = F.conv_transpose1d(x, w, stride=2, padding=1)
+""")
+case("torch.nn.functional.conv_transpose3d", """
+    import torch
+    import torch.nn.functional as F
+    x, w = torch.randn(1, 4, 3, 4, 5), torch.randn(4, 2, 2, 3, 2)
+    y = F.conv_transpose3d(x, w, torch.randn(2), stride=2, padding=1)
+""")
+case("torch.nn.functional.adaptive_avg_pool1d", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 12)
+    y = F.adaptive_avg_pool1d(x, 5)
+""")
+case("torch.nn.functional.adaptive_max_pool1d", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 10)
+    y = F.adaptive_max_pool1d(x, 4)
+    v, i = F.adaptive_max_pool1d(x, 3, return_indices=True)
+""")
+case("torch.nn.AdaptiveAvgPool1d", """
+    import torch
+    import torch.nn as nn
+    pool = nn.AdaptiveAvgPool1d(output_size=5)
+    y = pool(torch.randn(3, 12))
+""")
+case("torch.nn.AdaptiveMaxPool1d", """
+    import torch
+    import torch.nn as nn
+    pool = nn.AdaptiveMaxPool1d(4, return_indices=True)
+    v, i = pool(torch.randn(2, 3, 9))
+""")
+case("torch.nn.functional.avg_pool3d", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 4, 4, 6)
+    y = F.avg_pool3d(x, 2)
+    z = F.avg_pool3d(x, kernel_size=(2, 2, 3), stride=1, padding=1)
+""")
+case("torch.nn.functional.max_pool1d", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 9)
+    y = F.max_pool1d(x, 3)
+    z = F.max_pool1d(x, kernel_size=2, stride=1, padding=1)
+""")
+case("torch.nn.functional.max_pool1d", """
+    import torch
+    import torch.nn.functional as F
+    v, i = F.max_pool1d(torch.randn(2, 3, 8), 2, return_indices=True)
+""")

@@ -195,7 +195,7 @@ FUNCTIONS = {
     "pairwise_distance": (
         "def {name}(x1, x2, p=2.0, eps=1e-06, keepdim=False):\n"
         '    """PyTorch\'s F.pairwise_distance: the p-norm of x1 - x2 + eps over the last dimension."""\n'
-        "    return {ops}.norm(x1 - x2 + eps, ord=p, dim=-1, keepdim=keepdim)\n"
+        "    return {ops}.norm(x1 - x2 + eps, ord=float(p), dim=-1, keepdim=keepdim)\n"
     ),
     "poisson_nll_loss": (
         "def {name}(input, target, log_input=True, full=False, size_average=None, eps=1e-08,\n"
@@ -295,10 +295,10 @@ FUNCTIONS.update({
         "def {name}(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,\n"
         "        size_average=None, reduce=None, reduction='mean'):\n"
         '    """PyTorch\'s F.triplet_margin_loss: max(d(a, p) - d(a, n) + margin, 0), d the p-norm distance."""\n'
-        "    d_pos = {ops}.norm(anchor - positive + eps, ord=p, dim=-1)\n"
-        "    d_neg = {ops}.norm(anchor - negative + eps, ord=p, dim=-1)\n"
+        "    d_pos = {ops}.norm(anchor - positive + eps, ord=float(p), dim=-1)\n"
+        "    d_neg = {ops}.norm(anchor - negative + eps, ord=float(p), dim=-1)\n"
         "    if swap:\n"
-        "        d_neg = {ops}.minimum(d_neg, {ops}.norm(positive - negative + eps, ord=p, dim=-1))\n"
+        "        d_neg = {ops}.minimum(d_neg, {ops}.norm(positive - negative + eps, ord=float(p), dim=-1))\n"
         "    loss = {ops}.relu(margin + d_pos - d_neg)\n"
         + _REDUCE
     ),
@@ -356,6 +356,111 @@ FUNCTIONS.update({
         + _REDUCE
     ),
 })
+
+
+FUNCTIONS.update({
+    "conv_transpose2d": (
+        "def {name}(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):\n"
+        '    """PyTorch\'s F.conv_transpose2d with the classic Conv2DTranspose primitive (CPU kernel)."""\n'
+        "    def pair(v):\n"
+        "        return (v, v) if isinstance(v, int) else tuple(v)\n"
+        "    stride, padding, output_padding, dilation = pair(stride), pair(padding), pair(output_padding), pair(dilation)\n"
+        "    unbatched = input.ndim == 3\n"
+        "    x = input.unsqueeze(0) if unbatched else input\n"
+        "    kernel = (weight.shape[2], weight.shape[3])\n"
+        "    out_channels = weight.shape[1] * groups\n"
+        "    size = (x.shape[0], out_channels) + tuple(\n"
+        "        (x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + output_padding[i] + 1\n"
+        "        for i in range(2))\n"
+        "    op = {ops}.Conv2DTranspose(out_channels, kernel, pad_mode='pad',\n"
+        "                               pad=(padding[0], padding[0], padding[1], padding[1]),\n"
+        "                               stride=stride, dilation=dilation, group=groups)\n"
+        "    out = op(x, weight, size)\n"
+        "    if bias is not None:\n"
+        "        out = out + bias.reshape(1, -1, 1, 1)\n"
+        "    return out.squeeze(0) if unbatched else out\n"
+    ),
+    "conv_transpose1d": (
+        "def {name}(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):\n"
+        '    """PyTorch\'s F.conv_transpose1d as a 2-D transposed convolution of height 1."""\n'
+        "    def one(v):\n"
+        "        return v if isinstance(v, int) else v[0]\n"
+        "    unbatched = input.ndim == 2\n"
+        "    x = input.unsqueeze(0) if unbatched else input\n"
+        "    out = {dep}(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, one(stride)), (0, one(padding)),\n"
+        "               (0, one(output_padding)), groups, (1, one(dilation))).squeeze(2)\n"
+        "    return out.squeeze(0) if unbatched else out\n"
+    ),
+    "conv_transpose3d": (
+        "def {name}(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):\n"
+        '    """PyTorch\'s F.conv_transpose3d with the classic Conv3DTranspose primitive (CPU kernel)."""\n'
+        "    def triple(v):\n"
+        "        return (v, v, v) if isinstance(v, int) else tuple(v)\n"
+        "    padding = triple(padding)\n"
+        "    unbatched = input.ndim == 4\n"
+        "    x = input.unsqueeze(0) if unbatched else input\n"
+        "    op = {ops}.Conv3DTranspose(weight.shape[0], weight.shape[1] * groups, tuple(weight.shape[2:]),\n"
+        "                               pad_mode='pad', pad=(padding[0], padding[0], padding[1], padding[1],\n"
+        "                                                    padding[2], padding[2]),\n"
+        "                               stride=triple(stride), dilation=triple(dilation), group=groups,\n"
+        "                               output_padding=triple(output_padding))\n"
+        "    out = op(x, weight)\n"
+        "    if bias is not None:\n"
+        "        out = out + bias.reshape(1, -1, 1, 1, 1)\n"
+        "    return out.squeeze(0) if unbatched else out\n"
+    ),
+    "adaptive_avg_pool1d": (
+        "def {name}(input, output_size):\n"
+        '    """PyTorch\'s F.adaptive_avg_pool1d: window i spans [floor(i*L/n), ceil((i+1)*L/n))."""\n'
+        "    n = output_size if isinstance(output_size, int) else output_size[0]\n"
+        "    length = input.shape[-1]\n"
+        "    return {ops}.cat([{ops}.mean(input[..., (i * length) // n:-((-(i + 1) * length) // n)], -1, True)\n"
+        "                    for i in range(n)], -1)\n"
+    ),
+    "adaptive_max_pool1d": (
+        "def {name}(input, output_size, return_indices=False):\n"
+        '    """PyTorch\'s F.adaptive_max_pool1d: window i spans [floor(i*L/n), ceil((i+1)*L/n))."""\n'
+        "    n = output_size if isinstance(output_size, int) else output_size[0]\n"
+        "    length = input.shape[-1]\n"
+        "    bounds = [((i * length) // n, -((-(i + 1) * length) // n)) for i in range(n)]\n"
+        "    values = {ops}.cat([{ops}.amax(input[..., a:b], -1, True) for a, b in bounds], -1)\n"
+        "    if not return_indices:\n"
+        "        return values\n"
+        "    indices = {ops}.cat([{ops}.argmax(input[..., a:b], -1, True) + a for a, b in bounds], -1)\n"
+        "    return values, indices.astype({ms}.int64)\n"
+    ),
+    "avg_pool3d": (
+        "def {name}(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,\n"
+        "        divisor_override=None):\n"
+        '    """PyTorch\'s F.avg_pool3d: ops.avg_pool3d defaults stride to 1, not to the kernel size."""\n'
+        "    if stride is None or (not isinstance(stride, int) and len(stride) == 0):\n"
+        "        stride = kernel_size\n"
+        "    if not isinstance(padding, int):\n"
+        "        padding = tuple(p for p in padding for _ in range(2))\n"
+        "    unbatched = input.ndim == 4\n"
+        "    x = input.unsqueeze(0) if unbatched else input\n"
+        "    out = {ops}.avg_pool3d(x, kernel_size, stride, padding, ceil_mode, count_include_pad,\n"
+        "                          divisor_override or 0)\n"
+        "    return out.squeeze(0) if unbatched else out\n"
+    ),
+    "max_pool1d": (
+        "def {name}(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):\n"
+        '    """PyTorch\'s F.max_pool1d as a 2-D max pooling of height 1."""\n'
+        "    def one(v):\n"
+        "        return v if isinstance(v, int) else v[0]\n"
+        "    kernel = one(kernel_size)\n"
+        "    step = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else one(stride)\n"
+        "    unbatched = input.ndim == 2\n"
+        "    x = (input.unsqueeze(0) if unbatched else input).unsqueeze(2)\n"
+        "    out = {ops}.max_pool2d(x, (1, kernel), (1, step), (0, one(padding)), (1, one(dilation)),\n"
+        "                          return_indices=return_indices, ceil_mode=ceil_mode)\n"
+        "    def back(t):\n"
+        "        t = t.squeeze(2)\n"
+        "        return t.squeeze(0) if unbatched else t\n"
+        "    return (back(out[0]), back(out[1])) if return_indices else back(out)\n"
+    ),
+})
+DEPENDS = {"conv_transpose1d": "conv_transpose2d"}
 
 
 _INSTANCE_NORM_CLASS = (
@@ -516,6 +621,33 @@ CLASSES.update({
         "        return {fn}(input, target, reduction=self.reduction)\n"
     ),
 })
+CLASSES.update({
+    "AdaptiveAvgPool1d": (
+        ("adaptive_avg_pool1d",),
+        "class {name}({cell}):\n"
+        '    """PyTorch\'s nn.AdaptiveAvgPool1d (any input length)."""\n'
+        "\n"
+        "    def __init__(self, output_size):\n"
+        "        super().__init__()\n"
+        "        self.output_size = output_size\n"
+        "\n"
+        "    def construct(self, input):\n"
+        "        return {fn}(input, self.output_size)\n"
+    ),
+    "AdaptiveMaxPool1d": (
+        ("adaptive_max_pool1d",),
+        "class {name}({cell}):\n"
+        '    """PyTorch\'s nn.AdaptiveMaxPool1d (any input length)."""\n'
+        "\n"
+        "    def __init__(self, output_size, return_indices=False):\n"
+        "        super().__init__()\n"
+        "        self.output_size = output_size\n"
+        "        self.return_indices = return_indices\n"
+        "\n"
+        "    def construct(self, input):\n"
+        "        return {fn}(input, self.output_size, self.return_indices)\n"
+    ),
+})
 for _d in (1, 2, 3):
     CLASSES[f"InstanceNorm{_d}d"] = (("instance_norm",), _INSTANCE_NORM_CLASS.replace("{d}", str(_d)))
 
@@ -524,7 +656,8 @@ def _define_function(site, base: str) -> str:
     ops = site.code(site.ref("mindspore.ops"))
     ms = site.code(site.ref("mindspore"))
     source = FUNCTIONS[base]
-    return site.define(base, lambda n: source.format(name=n, ops=ops, ms=ms),
+    dep = _define_function(site, DEPENDS[base]) if base in DEPENDS else ""
+    return site.define(base, lambda n: source.format(name=n, ops=ops, ms=ms, dep=dep),
                        stands_for=(f"{F}.{base}",))
 
 
@@ -650,6 +783,36 @@ api("torch.nn.TripletMarginWithDistanceLoss", rule="NNF002",
 api("torch.nn.MultiLabelMarginLoss", rule="NNF002", sig=("size_average", "reduce", "reduction"),
     unsupported=_LOSS_UNSUPPORTED, handler=_function_handler("MultiLabelMarginLoss", "NNF002"),
     returns="module:torch.nn.MultiLabelMarginLoss")
+
+_CONV_SIG = ("input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation")
+
+
+def _dilation_one(site) -> bool:
+    value = _literal(site, "dilation", 1)
+    if value not in (1, (1, 1, 1), [1, 1, 1]):
+        site.finding("NNF001", "F.conv_transpose3d with dilation other than 1: MindSpore 2.10's Conv3DTranspose "
+                     "refuses a depth dilation other than 1", comment="conv_transpose3d dilation not ported")
+        return False
+    return True
+
+
+for _d in (1, 2, 3):
+    api(f"{F}.conv_transpose{_d}d", rule="NNF001", sig=_CONV_SIG,
+        handler=_function_handler(f"conv_transpose{_d}d", check=_dilation_one if _d == 3 else None))
+api(f"{F}.adaptive_avg_pool1d", rule="NNF001", sig=("input", "output_size"),
+    handler=_function_handler("adaptive_avg_pool1d"))
+api(f"{F}.adaptive_max_pool1d", rule="NNF001", sig=("input", "output_size", "return_indices"),
+    handler=_function_handler("adaptive_max_pool1d"))
+api(f"{F}.avg_pool3d", rule="NNF001",
+    sig=("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"),
+    handler=_function_handler("avg_pool3d"))
+api(f"{F}.max_pool1d", rule="NNF001",
+    sig=("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"),
+    handler=_function_handler("max_pool1d"))
+api("torch.nn.AdaptiveAvgPool1d", rule="NNF002", sig=("output_size",),
+    handler=_function_handler("AdaptiveAvgPool1d", "NNF002"), returns="module:torch.nn.AdaptiveAvgPool1d")
+api("torch.nn.AdaptiveMaxPool1d", rule="NNF002", sig=("output_size", "return_indices"),
+    handler=_function_handler("AdaptiveMaxPool1d", "NNF002"), returns="module:torch.nn.AdaptiveMaxPool1d")
 
 api("torch.nn.KLDivLoss", rule="NNF002", sig=("size_average", "reduce", "reduction", "log_target"),
     unsupported=_LOSS_UNSUPPORTED, handler=_function_handler("KLDivLoss", "NNF002"),
