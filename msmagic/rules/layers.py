@@ -723,8 +723,6 @@ _lack(("Embedding",), dict.fromkeys(("max_norm", "norm_type", "scale_grad_by_fre
 _lack(("LSTM", "GRU", "RNN"), {"mode": "an internal string of PyTorch's recurrent layers"})
 _lack(("GRU", "RNN"), {"proj_size": "MindSpore's recurrent layers have no projections"})
 _lack(("RNN",), {"nonlinearity": "MindSpore's RNN keeps it only inside its operator"})
-_lack(("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"), {
-    "padding": "MindSpore stores ((before, after), ...) pairs"})
 
 
 def _lacking(layer: str, attr: str, reason: str):

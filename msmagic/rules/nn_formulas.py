@@ -10,7 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.build import literal
-from msmagic.engine.spec import api
+from msmagic.engine.spec import api, member
 from msmagic.rules.registry import register
 
 GROUP = "Layers and functional APIs"
@@ -126,6 +126,39 @@ register(
         F.leaky_relu_(y, 0.1)
         z = torch.linspace(-2, 2, 9)
         F.hardtanh_(z, -1.0, 0.5)
+    """,
+)
+
+
+register(
+    "NNF004",
+    "ReflectionPad's padding attribute reads as PyTorch's flat tuple",
+    group=GROUP,
+    why="""
+        ``nn.ReflectionPad1d/2d/3d`` store ``padding`` as PyTorch's flat tuple, last
+        dimension first: ``ReflectionPad2d((1, 2, 3, 4)).padding == (1, 2, 3, 4)`` (left,
+        right, top, bottom). MindSpore's layers store it as a list of ``[before, after]``
+        pairs, first dimension first: ``[[3, 4], [1, 2]]``. Code that reads the attribute
+        (to log it, or to compute an output size) would get the other structure, so a read
+        of ``pad.padding`` on a ported ReflectionPad becomes ``tuple(v for pair in
+        reversed(pad.padding) for v in pair)``, which is PyTorch's tuple. Assigning the
+        attribute is flagged: MindSpore's layer pads with what it computed when built.
+        (The other padding layers, ``ReplicationPad*``, ``ZeroPad2d``, ``ConstantPad*``,
+        already store PyTorch's tuple.)
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=REF,
+    installed_note="""
+        Checked on MindSpore 2.10: ``nn.ReflectionPad2d((1, 2, 3, 4)).padding`` is
+        ``[[3, 4], [1, 2]]``, ``nn.ReflectionPad3d(2).padding`` is ``[[2, 2], [2, 2], [2,
+        2]]``; ``nn.ReplicationPad2d(2).padding`` is ``(2, 2, 2, 2)`` as in PyTorch.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        pad = nn.ReflectionPad2d((1, 2, 3, 4))
+        padding = pad.padding
+        y = pad(torch.arange(2 * 5 * 6, dtype=torch.float32).reshape(1, 2, 5, 6))
     """,
 )
 
@@ -896,3 +929,34 @@ api(f"{F}.leaky_relu_", rule="NNF003", sig=("input", "negative_slope"), rename={
 api(f"{F}.hardtanh_", rule="NNF003", sig=("input", "min_val", "max_val"), handler=_inplace("mindspore.ops.hardtanh"))
 api(f"{F}.threshold_", rule="NNF003", sig=("input", "threshold", "value"), rename={"threshold": "thr"},
     ms_sig=("input", "thr", "value"), handler=_inplace("mindspore.ops.threshold"))
+
+
+# ----------------------------------------------------------------------------- NNF004
+
+
+def _is_store(site) -> bool:
+    holder = site.statement
+    node = site.original
+    for small in getattr(holder, "body", ()):
+        if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets):
+            return True
+        if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and small.target is node:
+            return True
+        if isinstance(small, cst.Del):
+            return True
+    return False
+
+
+def _reflection_padding(site):
+    if _is_store(site):
+        site.finding("NNF004", "MindSpore's ReflectionPad pads with the padding computed when it was built; "
+                     "assigning .padding changes nothing", comment="ReflectionPad.padding assignment not ported")
+        return None
+    text = site.code(site.updated).strip()
+    new = site.parse(f"tuple(v for pair in reversed({text}) for v in pair)")
+    site.edit("NNF004", new, detail=".padding -> PyTorch's flat tuple from MindSpore's [before, after] pairs")
+    return new
+
+
+for _d in (1, 2, 3):
+    member("padding", "NNF004", receiver=f"module:torch.nn.ReflectionPad{_d}d", handler=_reflection_padding)
