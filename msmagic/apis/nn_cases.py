@@ -508,3 +508,123 @@ case("torch.nn.functional.max_pool1d", """
     import torch.nn.functional as F
     v, i = F.max_pool1d(torch.randn(2, 3, 8), 2, return_indices=True)
 """)
+
+# --- dropout variants, rrelu, prelu (random ones: eval mode, or kind only)
+case("torch.nn.functional.alpha_dropout", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(4, 5)
+    y = F.alpha_dropout(x, 0.2)
+    z = F.alpha_dropout(x, p=0.3, training=True)
+""")
+case("torch.nn.functional.feature_alpha_dropout", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 4, 4)
+    y = F.feature_alpha_dropout(x, 0.5, training=False)
+    z = F.feature_alpha_dropout(x, p=0.3, training=True)
+""")
+case("torch.nn.AlphaDropout", """
+    import torch
+    import torch.nn as nn
+    drop = nn.AlphaDropout(0.2)
+    drop.eval()
+    y = drop(torch.randn(4, 5))
+""")
+case("torch.nn.FeatureAlphaDropout", """
+    import torch
+    import torch.nn as nn
+    drop = nn.FeatureAlphaDropout(p=0.3)
+    drop.eval()
+    y = drop(torch.randn(2, 3, 4))
+""")
+case("torch.nn.RReLU", """
+    import torch
+    import torch.nn as nn
+    act = nn.RReLU(0.1, 0.3)
+    act.eval()
+    y = act(torch.randn(4, 5))
+""")
+case("torch.nn.RReLU", """
+    import torch
+    import torch.nn as nn
+    act = nn.RReLU()
+    act.eval()
+    y = act(torch.randn(3, 4))
+""")
+case("torch.nn.functional.rrelu", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(4, 5)
+    y = F.rrelu(x)
+    z = F.rrelu(x, 0.1, 0.4, training=True)
+""")
+case("torch.nn.functional.rrelu_", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(4, 5)
+    F.rrelu_(x, 0.2, 0.3)
+""")
+case("torch.nn.functional.prelu", """
+    import torch
+    import torch.nn.functional as F
+    x = torch.randn(2, 3, 4, 4)
+    y = F.prelu(x, torch.tensor([0.1, 0.2, 0.3]))
+    z = F.prelu(x, torch.tensor([0.25]))
+""")
+case("torch.nn.init.dirac_", """
+    import torch
+    import torch.nn as nn
+    conv = nn.Conv2d(3, 3, 3, padding=1)
+    nn.init.dirac_(conv.weight)
+    w = conv.weight
+    x = torch.randn(1, 3, 5, 5)
+    y = conv(x) - conv.bias.reshape(1, 3, 1, 1)
+""")
+case("torch.nn.init.dirac_", """
+    import torch
+    import torch.nn as nn
+    conv = nn.Conv3d(4, 4, 3)
+    nn.init.dirac_(conv.weight, groups=2)
+    w = conv.weight
+""")
+case("torch.nn.init._calculate_fan_in_and_fan_out", """
+    import torch
+    import torch.nn as nn
+    conv = nn.Conv2d(3, 8, (3, 5))
+    fan_in, fan_out = nn.init._calculate_fan_in_and_fan_out(conv.weight)
+    lin = nn.Linear(6, 2)
+    fans = nn.init._calculate_fan_in_and_fan_out(lin.weight)
+""")
+case("torch.nn.utils.vector_to_parameters", """
+    import torch
+    import torch.nn as nn
+    layer = nn.Linear(3, 2)
+    nn.utils.vector_to_parameters(torch.arange(8, dtype=torch.float32) / 8, layer.parameters())
+    w = layer.weight
+    y = layer(torch.ones(1, 3))
+""")
+case("torch.nn.utils.vector_to_parameters", """
+    import torch
+    import torch.nn as nn
+    from torch.nn.utils import parameters_to_vector, vector_to_parameters
+    model = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+    vec = parameters_to_vector(model.parameters())
+    vector_to_parameters(vec * 2, model.parameters())
+    y = model(torch.ones(4, 2))
+""")
+case("torch.nn.utils.rnn.unpad_sequence", """
+    import torch
+    from torch.nn.utils.rnn import unpad_sequence
+    padded = torch.randn(4, 3, 2)
+    back = unpad_sequence(padded, torch.tensor([4, 2, 3]))
+    first = back[0]
+    second = back[1]
+""")
+case("torch.nn.utils.rnn.unpad_sequence", """
+    import torch
+    import torch.nn as nn
+    padded = torch.randn(3, 5, 2)
+    back = nn.utils.rnn.unpad_sequence(padded, torch.tensor([5, 1, 3]), batch_first=True)
+    last = back[2]
+""")

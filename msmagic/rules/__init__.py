@@ -65,7 +65,7 @@ ORDER = (
     # more_layers
     "LYR001", "LYR002", "LYR003", "LYR004", "LYR005", "LYR006", "LYR007", "LYR008", "LYR009", "LYR010",
     # nn_formulas
-    "NNF001", "NNF002", "NNF003", "NNF004",
+    "NNF001", "NNF002", "NNF003", "NNF004", "NNF005",
     # nograd
     "NGR001", "NGR002", "NGR003",
     # optim

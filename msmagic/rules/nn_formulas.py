@@ -103,7 +103,7 @@ register(
     "In-place functional activations become the activation and a rebinding",
     group=GROUP,
     why="""
-        ``F.relu_(x)``, ``F.elu_`` (``alpha=1.0`` only: MindSpore's ``ops.elu`` refuses
+        ``F.relu_(x)``, ``F.rrelu_`` (through the function of NNF001), ``F.elu_`` (``alpha=1.0`` only: MindSpore's ``ops.elu`` refuses
         other values, so another alpha is left as PyTorch), ``F.leaky_relu_``, ``F.hardtanh_`` and ``F.threshold_``
         overwrite their input. MindSpore 2.10 on CPU has no in-place kernels for them
         (``mint.nn.functional.relu_`` raises), so the call becomes the out-of-place
@@ -159,6 +159,39 @@ register(
         pad = nn.ReflectionPad2d((1, 2, 3, 4))
         padding = pad.padding
         y = pad(torch.arange(2 * 5 * 6, dtype=torch.float32).reshape(1, 2, 5, 6))
+    """,
+)
+
+
+register(
+    "NNF005",
+    "nn.utils and nn.init helpers MindSpore lacks become a defined function",
+    group=GROUP,
+    why="""
+        ``nn.utils.vector_to_parameters(vec, parameters)`` (the inverse of
+        ``parameters_to_vector``), ``nn.utils.rnn.unpad_sequence(padded, lengths,
+        batch_first)`` and ``nn.init._calculate_fan_in_and_fan_out(tensor)`` have no
+        MindSpore function. Each is a few lines in PyTorch; the port writes them once in
+        the cell with PyTorch's signature: the slices of ``vec`` are written into the
+        Parameters with ``Parameter.set_data`` (PyTorch assigns ``param.data``), the
+        sequences are cut to their lengths (with ``batch_first=False`` PyTorch also
+        transposes the caller's tensor in place, which is not ported: flagged), and the fans are computed from the shape as
+        PyTorch does (``mindspore.common.initializer._calculate_fan_in_and_fan_out`` takes
+        a shape, not a tensor, and is private).
+    """,
+    seed="seeds/002 API Comparison › nn APIs",
+    reference=REF,
+    installed_note="""
+        Checked on MindSpore 2.10: no ``vector_to_parameters``, ``unpad_sequence`` nor a
+        public fan computation.
+    """,
+    example="""
+        import torch
+        import torch.nn as nn
+        layer = nn.Linear(3, 2)
+        nn.utils.vector_to_parameters(torch.arange(8, dtype=torch.float32), layer.parameters())
+        y = layer(torch.ones(1, 3))
+        fan_in, fan_out = nn.init._calculate_fan_in_and_fan_out(layer.weight)
     """,
 )
 
@@ -496,6 +529,72 @@ FUNCTIONS.update({
 DEPENDS = {"conv_transpose1d": "conv_transpose2d"}
 
 
+_ALPHA_DROPOUT = (
+    "def {name}(input, p=0.5, training=False, inplace=False):\n"
+    '    """PyTorch\'s F.{torch_name}: in training, dropped {what} are set to the SELU\n'
+    '    saturation value and the result is scaled to keep mean and variance."""\n'
+    "    if not training or p == 0:\n"
+    "        return input\n"
+    "    if p == 1:\n"
+    "        return input * 0\n"
+    "    alpha = 1.7580993408473766\n"
+    "    a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5\n"
+    "    shape = {shape}\n"
+    "    keep = ({ops}.rand(*shape) >= p).astype(input.dtype)\n"
+    "    b = (keep - 1) * (alpha * a) + alpha * a * p\n"
+    "    return input * (keep * a) + b\n"
+)
+FUNCTIONS.update({
+    "alpha_dropout": _ALPHA_DROPOUT.replace("{torch_name}", "alpha_dropout").replace("{what}", "elements")
+    .replace("{shape}", "input.shape"),
+    "feature_alpha_dropout": _ALPHA_DROPOUT.replace("{torch_name}", "feature_alpha_dropout")
+    .replace("{what}", "channels").replace("{shape}", "tuple(input.shape[:2]) + (1,) * (input.ndim - 2)"),
+    "rrelu": (
+        "def {name}(input, lower=0.125, upper=0.3333333333333333, training=False, inplace=False):\n"
+        '    """PyTorch\'s F.rrelu: negative values times a slope drawn from U(lower, upper) in\n'
+        '    training, times (lower + upper) / 2 otherwise."""\n'
+        "    if training:\n"
+        "        slope = {ops}.rand(*input.shape).astype(input.dtype) * (upper - lower) + lower\n"
+        "    else:\n"
+        "        slope = (lower + upper) / 2\n"
+        "    return {ops}.where(input >= 0, input, input * slope)\n"
+    ),
+    "prelu": (
+        "def {name}(input, weight):\n"
+        '    """PyTorch\'s F.prelu: negative values times weight, one slope per channel (dim 1)."""\n'
+        "    if input.ndim >= 2 and weight.ndim == 1 and weight.shape[0] > 1:\n"
+        "        weight = weight.reshape((-1,) + (1,) * (input.ndim - 2))\n"
+        "    return {ops}.where(input >= 0, input, input * weight)\n"
+    ),
+    "vector_to_parameters": (
+        "def {name}(vec, parameters):\n"
+        '    """PyTorch\'s nn.utils.vector_to_parameters: slices of vec written into the parameters."""\n'
+        "    offset = 0\n"
+        "    for param in parameters:\n"
+        "        count = param.size\n"
+        "        param.set_data(vec[offset:offset + count].reshape(param.shape).astype(param.dtype))\n"
+        "        offset += count\n"
+    ),
+    "unpad_sequence": (
+        "def {name}(padded_sequences, lengths, batch_first=False):\n"
+        '    """PyTorch\'s nn.utils.rnn.unpad_sequence: the first length[i] steps of each sequence."""\n'
+        "    if not batch_first:\n"
+        "        padded_sequences = {ops}.swapaxes(padded_sequences, 0, 1)\n"
+        "    return [padded_sequences[i][:int(length)] for i, length in enumerate(lengths)]\n"
+    ),
+    "_calculate_fan_in_and_fan_out": (
+        "def {name}(tensor):\n"
+        '    """PyTorch\'s nn.init._calculate_fan_in_and_fan_out: (fan_in, fan_out) of a weight."""\n'
+        "    if tensor.ndim < 2:\n"
+        "        raise ValueError('Fan in and fan out can not be computed for tensor with fewer than 2 dimensions')\n"
+        "    receptive = 1\n"
+        "    for size in tensor.shape[2:]:\n"
+        "        receptive *= size\n"
+        "    return tensor.shape[1] * receptive, tensor.shape[0] * receptive\n"
+    ),
+})
+
+
 _INSTANCE_NORM_CLASS = (
     "class {name}({cell}):\n"
     '    """PyTorch\'s nn.InstanceNorm{d}d without running statistics: each sample and\n'
@@ -681,6 +780,37 @@ CLASSES.update({
         "        return {fn}(input, self.output_size, self.return_indices)\n"
     ),
 })
+_DROPOUT_CLASS = (
+    "class {name}({cell}):\n"
+    '    """PyTorch\'s nn.{torch_name}: identity unless the Cell is training."""\n'
+    "\n"
+    "    def __init__(self, p=0.5, inplace=False):\n"
+    "        super().__init__()\n"
+    "        self.p = p\n"
+    "        self.inplace = inplace\n"
+    "\n"
+    "    def construct(self, input):\n"
+    "        return {fn}(input, self.p, self.training)\n"
+)
+CLASSES.update({
+    "AlphaDropout": (("alpha_dropout",), _DROPOUT_CLASS.replace("{torch_name}", "AlphaDropout")),
+    "FeatureAlphaDropout": (("feature_alpha_dropout",),
+                            _DROPOUT_CLASS.replace("{torch_name}", "FeatureAlphaDropout")),
+    "RReLU": (
+        ("rrelu",),
+        "class {name}({cell}):\n"
+        '    """PyTorch\'s nn.RReLU: a random negative slope in training, the mean slope otherwise."""\n'
+        "\n"
+        "    def __init__(self, lower=0.125, upper=0.3333333333333333, inplace=False):\n"
+        "        super().__init__()\n"
+        "        self.lower = lower\n"
+        "        self.upper = upper\n"
+        "        self.inplace = inplace\n"
+        "\n"
+        "    def construct(self, input):\n"
+        "        return {fn}(input, self.lower, self.upper, self.training)\n"
+    ),
+})
 for _d in (1, 2, 3):
     CLASSES[f"InstanceNorm{_d}d"] = (("instance_norm",), _INSTANCE_NORM_CLASS.replace("{d}", str(_d)))
 
@@ -691,7 +821,7 @@ def _define_function(site, base: str) -> str:
     source = FUNCTIONS[base]
     dep = _define_function(site, DEPENDS[base]) if base in DEPENDS else ""
     return site.define(base, lambda n: source.format(name=n, ops=ops, ms=ms, dep=dep),
-                       stands_for=(f"{F}.{base}",))
+                       stands_for=(site.api,))
 
 
 def _define_class(site, base: str) -> str:
@@ -701,19 +831,26 @@ def _define_class(site, base: str) -> str:
     ms = site.code(site.ref("mindspore"))
     cell = site.code(site.ref("mindspore.nn.Cell"))
     return site.define(base, lambda n: source.format(name=n, ops=ops, ms=ms, cell=cell, fn=fn),
-                       stands_for=(f"torch.nn.{base}",))
+                       stands_for=(site.api,))
 
 
-def _function_handler(base: str, rule: str = "NNF001", check=None):
+def _function_handler(base: str, rule: str = "NNF001", check=None, rebind=False, training=False):
     def handler(site):
         if site.bound() is None:
             return None
         if check is not None and not check(site):
             return None
-        name = _define_function(site, base) if rule == "NNF001" else _define_class(site, base)
+        name = _define_class(site, base) if rule == "NNF002" else _define_function(site, base)
         new = site.apply(func=cst.Name(name))
-        what = "a function of mindspore.ops" if rule == "NNF001" else "a mindspore.nn.Cell"
+        if rebind:
+            new = _rebind_first(site, new)
+            if new is None:
+                return None
+        what = "a mindspore.nn.Cell" if rule == "NNF002" else "a function of mindspore.ops"
         site.edit(rule, new, detail=site.describe(f"{site.api} -> {name}(), {what} the port defines"))
+        if training:
+            from msmagic.rules.cells import train_mode
+            return train_mode(site, new)
         return new
     return handler
 
@@ -846,6 +983,36 @@ api("torch.nn.AdaptiveAvgPool1d", rule="NNF002", sig=("output_size",),
     handler=_function_handler("AdaptiveAvgPool1d", "NNF002"), returns="module:torch.nn.AdaptiveAvgPool1d")
 api("torch.nn.AdaptiveMaxPool1d", rule="NNF002", sig=("output_size", "return_indices"),
     handler=_function_handler("AdaptiveMaxPool1d", "NNF002"), returns="module:torch.nn.AdaptiveMaxPool1d")
+
+_INPLACE_TRUE = (lambda site, arg: literal(arg.value, "?") is not False,
+                 "inplace=True: the input is not overwritten in MindSpore")
+for _f in ("alpha_dropout", "feature_alpha_dropout"):
+    api(f"{F}.{_f}", rule="NNF001", sig=("input", "p", "training", "inplace"),
+        unsupported={"inplace": _INPLACE_TRUE}, handler=_function_handler(_f), random=True)
+for _c in ("AlphaDropout", "FeatureAlphaDropout"):
+    api(f"torch.nn.{_c}", rule="NNF002", sig=("p", "inplace"), unsupported={"inplace": _INPLACE_TRUE},
+        handler=_function_handler(_c, "NNF002", training=True), returns=f"module:torch.nn.{_c}")
+api(f"{F}.rrelu", rule="NNF001", sig=("input", "lower", "upper", "training", "inplace"),
+    unsupported={"inplace": _INPLACE_TRUE}, handler=_function_handler("rrelu"), random=True)
+api(f"{F}.rrelu_", rule="NNF003", sig=("input", "lower", "upper", "training"),
+    handler=_function_handler("rrelu", "NNF003", rebind=True))
+api("torch.nn.RReLU", rule="NNF002", sig=("lower", "upper", "inplace"), unsupported={"inplace": _INPLACE_TRUE},
+    handler=_function_handler("RReLU", "NNF002", training=True), returns="module:torch.nn.RReLU")
+api(f"{F}.prelu", rule="NNF001", sig=("input", "weight"), handler=_function_handler("prelu"))
+api("torch.nn.utils.vector_to_parameters", rule="NNF005", sig=("vec", "parameters"),
+    handler=_function_handler("vector_to_parameters", "NNF005"), returns=None)
+def _unpad_check(site) -> bool:
+    if _literal(site, "batch_first", False) is not True:
+        site.finding("NNF005", "with batch_first=False PyTorch's unpad_sequence also transposes padded_sequences "
+                     "in place (the caller's tensor becomes batch-first); the port leaves it as it was",
+                     comment="unpad_sequence: the in-place transpose of the input is not ported")
+    return True
+
+
+api("torch.nn.utils.rnn.unpad_sequence", rule="NNF005", sig=("padded_sequences", "lengths", "batch_first"),
+    handler=_function_handler("unpad_sequence", "NNF005", check=_unpad_check), returns=None)
+api("torch.nn.init._calculate_fan_in_and_fan_out", rule="NNF005", sig=("tensor",),
+    handler=_function_handler("_calculate_fan_in_and_fan_out", "NNF005"), returns=None)
 
 api("torch.nn.KLDivLoss", rule="NNF002", sig=("size_average", "reduce", "reduction", "log_target"),
     unsupported=_LOSS_UNSUPPORTED, handler=_function_handler("KLDivLoss", "NNF002"),
