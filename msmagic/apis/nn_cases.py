@@ -628,3 +628,24 @@ case("torch.nn.utils.rnn.unpad_sequence", """
     back = nn.utils.rnn.unpad_sequence(padded, torch.tensor([5, 1, 3]), batch_first=True)
     last = back[2]
 """)
+case("torch.nn.modules.utils._pair", """
+    from torch.nn.modules.utils import _pair
+    a = _pair(3)
+    b = _pair((1, 2))
+    c = list(_pair([4, 5]))
+""")
+case("torch.nn.modules.utils._single", """
+    from torch.nn.modules.utils import _single
+    a = _single(3)
+""")
+case("torch.nn.modules.utils._triple", """
+    from torch.nn.modules.utils import _triple
+    a = _triple(2)
+    b = _triple((1, 2, 3))
+""")
+case("torch.nn.modules.utils._ntuple", """
+    from torch.nn.modules.utils import _ntuple
+    _quadruple = _ntuple(4, "_quadruple")
+    a = _quadruple(1)
+    b = _quadruple([1, 2, 3, 4])
+""")

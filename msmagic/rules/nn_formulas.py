@@ -168,7 +168,8 @@ register(
     "nn.utils and nn.init helpers MindSpore lacks become a defined function",
     group=GROUP,
     why="""
-        ``nn.utils.vector_to_parameters(vec, parameters)`` (the inverse of
+        ``nn.modules.utils._single/_pair/_triple/_ntuple`` (the argument parsers custom
+        layers borrow), ``nn.utils.vector_to_parameters(vec, parameters)`` (the inverse of
         ``parameters_to_vector``), ``nn.utils.rnn.unpad_sequence(padded, lengths,
         batch_first)`` and ``nn.init._calculate_fan_in_and_fan_out(tensor)`` have no
         MindSpore function. Each is a few lines in PyTorch; the port writes them once in
@@ -595,6 +596,28 @@ FUNCTIONS.update({
 })
 
 
+FUNCTIONS["_ntuple"] = (
+    "def {name}(n, name='parse'):\n"
+    '    """PyTorch\'s nn.modules.utils._ntuple: a parser repeating a single value n times\n'
+    '    (an iterable other than a string is returned as a tuple)."""\n'
+    "    def parse(x):\n"
+    "        if hasattr(x, '__iter__') and not isinstance(x, str):\n"
+    "            return tuple(x)\n"
+    "        return tuple([x] * n)\n"
+    "    parse.__name__ = name\n"
+    "    return parse\n"
+)
+for _n, _k in (("_single", 1), ("_pair", 2), ("_triple", 3)):
+    FUNCTIONS[_n] = (
+        "def {name}(x):\n"
+        '    """PyTorch\'s nn.modules.utils.' + _n + ': x repeated ' + str(_k) + ' times\n'
+        '    (an iterable other than a string is returned as a tuple)."""\n'
+        "    if hasattr(x, '__iter__') and not isinstance(x, str):\n"
+        "        return tuple(x)\n"
+        "    return tuple([x] * " + str(_k) + ")\n"
+    )
+
+
 _INSTANCE_NORM_CLASS = (
     "class {name}({cell}):\n"
     '    """PyTorch\'s nn.InstanceNorm{d}d without running statistics: each sample and\n'
@@ -1013,6 +1036,12 @@ api("torch.nn.utils.rnn.unpad_sequence", rule="NNF005", sig=("padded_sequences",
     handler=_function_handler("unpad_sequence", "NNF005", check=_unpad_check), returns=None)
 api("torch.nn.init._calculate_fan_in_and_fan_out", rule="NNF005", sig=("tensor",),
     handler=_function_handler("_calculate_fan_in_and_fan_out", "NNF005"), returns=None)
+
+api("torch.nn.modules.utils._ntuple", rule="NNF005", sig=("n", "name"),
+    handler=_function_handler("_ntuple", "NNF005"), returns=None)
+for _n in ("_single", "_pair", "_triple"):
+    api(f"torch.nn.modules.utils.{_n}", rule="NNF005", sig=("x",),
+        handler=_function_handler(_n, "NNF005"), returns=None)
 
 api("torch.nn.KLDivLoss", rule="NNF002", sig=("size_average", "reduce", "reduction", "log_target"),
     unsupported=_LOSS_UNSUPPORTED, handler=_function_handler("KLDivLoss", "NNF002"),
