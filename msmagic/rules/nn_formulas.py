@@ -629,6 +629,7 @@ _INSTANCE_NORM_CLASS = (
     "        self.eps = eps\n"
     "        self.momentum = momentum\n"
     "        self.affine = affine\n"
+    "        self.track_running_stats = track_running_stats\n"
     "        if affine:\n"
     "            self.weight = {ms}.Parameter({ops}.ones(num_features, {ms}.float32), name='weight')\n"
     "            self.bias = {ms}.Parameter({ops}.zeros(num_features, {ms}.float32), name='bias')\n"
