@@ -1260,8 +1260,7 @@ for _alias in ("double", "float", "half", "int", "long", "short", "bool", "bfloa
         y = torch.arange(4).to(torch.{_alias})
     """)
 
-# adaptive 1-D pooling: 3-D (N, C, L) input with L a multiple of output_size (the port
-# flags the other shapes)
+# adaptive 1-D pooling (NNF002; more lengths in nn_cases.py)
 for _cls in ("AdaptiveAvgPool1d", "AdaptiveMaxPool1d"):
     case(f"torch.nn.{_cls}", f"""
         import torch
@@ -1498,3 +1497,4 @@ import msmagic.apis.data_cases  # noqa: E402,F401
 import msmagic.apis.misc_cases  # noqa: E402,F401
 import msmagic.apis.torchfn_cases  # noqa: E402,F401
 import msmagic.apis.tensor_cases  # noqa: E402,F401
+import msmagic.apis.nn_cases  # noqa: E402,F401

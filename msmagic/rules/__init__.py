@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, tensor_more, torch_functions, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nn_formulas, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, tensor_more, torch_functions, training, utilities, api_table,
 )
 
 ORDER = (
@@ -64,6 +64,8 @@ ORDER = (
     "LAY001", "LAY002", "LAY003", "LAY004", "LAY005", "LAY006", "LAY007", "LAY008",
     # more_layers
     "LYR001", "LYR002", "LYR003", "LYR004", "LYR005", "LYR006", "LYR007", "LYR008", "LYR009", "LYR010",
+    # nn_formulas
+    "NNF001", "NNF002", "NNF003", "NNF004", "NNF005",
     # nograd
     "NGR001", "NGR002", "NGR003",
     # optim

@@ -190,6 +190,7 @@ _FILLS = {
     "zeros_": ((), "Zero", {}, "INI001"),
     "ones_": ((), "One", {}, "INI001"),
     "eye_": ((), "Identity", {}, "INI001"),
+    "dirac_": (("groups",), "Dirac", {"groups": "groups"}, "INI001"),
     "kaiming_uniform_": (("a", "mode", "nonlinearity"), "HeUniform", _HE, "INI002"),
     "kaiming_normal_": (("a", "mode", "nonlinearity"), "HeNormal", _HE, "INI002"),
     "normal_": (("mean", "std"), "Normal", {"std": "sigma", "mean": "mean"}, "INI003"),
@@ -198,7 +199,7 @@ _FILLS = {
     "uniform_": (("a", "b"), "Uniform", {}, "INI004"),
 }
 #: the Initializers that draw nothing
-_DETERMINISTIC = frozenset({"Constant", "Zero", "One", "Identity"})
+_DETERMINISTIC = frozenset({"Constant", "Zero", "One", "Identity", "Dirac"})
 #: Initializer keywords PyTorch's default differs from MindSpore's: always written.
 _ALWAYS = {"Normal": {"sigma": "1.0"}, "TruncatedNormal": {"sigma": "1.0"}}
 

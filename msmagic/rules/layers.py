@@ -165,13 +165,12 @@ register(
     "Adaptive pooling layers keep output_size",
     group=GROUP,
     why="""
-        ``nn.AdaptiveAvgPool2d``, ``nn.AdaptiveMaxPool2d`` (including ``return_indices``)
-        and their 1-D versions exist in MindSpore with the same arguments; the 2-D ones
-        split the input into the same windows as PyTorch, also when the size does not
-        divide evenly and with ``None`` in ``output_size``. The 1-D layers are narrower in
-        MindSpore: the input must be 3-D (N, C, L) and L must be a multiple of
-        ``output_size``, otherwise they raise, so they are ported and flagged for you to
-        check the input length. MindSpore's AdaptiveMaxPool1d has no ``return_indices``.
+        ``nn.AdaptiveAvgPool2d`` and ``nn.AdaptiveMaxPool2d`` (including ``return_indices``)
+        exist in MindSpore with the same arguments and split the input into the same
+        windows as PyTorch, also when the size does not divide evenly and with ``None`` in
+        ``output_size``. The 1-D layers are narrower in MindSpore (the input must be 3-D
+        and its length a multiple of ``output_size``, no ``return_indices``), so they are
+        ported as Cells of ``mindspore.ops`` (NNF002).
     """,
     seed="seeds/002 API Comparison › nn APIs",
     reference=DIFF + "AdaptiveAvgPool1d.md; " + DIFF + "AdaptiveMaxPool1d.md; " + MAPPING,
@@ -518,29 +517,6 @@ api("torch.nn.AdaptiveMaxPool2d", "mindspore.nn.AdaptiveMaxPool2d", rule="LAY005
     sig=("output_size", "return_indices"), returns="module:torch.nn.AdaptiveMaxPool2d")
 
 
-def _adaptive_1d(site):
-    target = site.entry.target
-    new = site.apply(func=site.ref(target))
-    site.edit("LAY005", new, detail=site.describe(f"{site.api} -> {target}"))
-    site.finding(
-        "LAY005",
-        f"{target} needs a 3-D (N, C, L) input whose length L is a multiple of "
-        "output_size and raises otherwise; PyTorch also accepts 2-D input and any length",
-        comment="input length must be a multiple of output_size",
-    )
-    return new
-
-
-api("torch.nn.AdaptiveAvgPool1d", "mindspore.nn.AdaptiveAvgPool1d", rule="LAY005",
-    sig=("output_size",), handler=_adaptive_1d, returns="module:torch.nn.AdaptiveAvgPool1d")
-api("torch.nn.AdaptiveMaxPool1d", "mindspore.nn.AdaptiveMaxPool1d", rule="LAY005",
-    sig=("output_size", "return_indices"),
-    unsupported={"return_indices": (lambda site, arg: site.literal(arg.value) is not False,
-                                    "MindSpore's AdaptiveMaxPool1d returns no indices")},
-    values={"return_indices": lambda site, arg: False},
-    handler=_adaptive_1d, returns="module:torch.nn.AdaptiveMaxPool1d")
-
-
 # ------------------------------------------------------------------ functional pooling
 
 
@@ -725,14 +701,13 @@ _lack(("MaxPool1d", "MaxPool2d", "MaxPool3d"), {"padding": _POOL_PAD, "dilation"
 _lack(("AvgPool1d", "AvgPool2d", "AvgPool3d"), {"padding": _POOL_PAD, "ceil_mode": _POOL_PAD,
                                                 "count_include_pad": _POOL_PAD})
 _lack(("AvgPool2d", "AvgPool3d"), {"divisor_override": _POOL_PAD})
-_lack([f"Adaptive{k}Pool{d}" for k in ("Avg", "Max") for d in ("1d", "2d", "3d")], {"output_size": _POOL_PAD})
+_lack([f"Adaptive{k}Pool{d}" for k in ("Avg", "Max") for d in ("2d", "3d")], {"output_size": _POOL_PAD})
 _lack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"), {
     "affine": "MindSpore's BatchNorm always has gamma and beta (affine=False is flagged where it is built)",
     "track_running_stats": "MindSpore's BatchNorm has no such flag (use_batch_statistics is the closest)"})
 _lack(("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"), {
     "momentum": "MindSpore's BatchNorm hands 1 - momentum to its operator when it is built: the attribute "
                 "reads 0.1 up to rounding and assigning it changes nothing"})
-_lack(("AdaptiveMaxPool1d",), {"return_indices": "MindSpore's AdaptiveMaxPool1d returns no indices"})
 _lack(("ConvTranspose1d",), {"weight": "MindSpore's ConvTranspose1d stores its weight as (in, out/group, 1, k)"})
 _lack(("LayerNorm",), {"elementwise_affine": "MindSpore's LayerNorm always has gamma and beta"})
 _lack(("Dropout1d", "Dropout2d", "Dropout3d"), {"p": "MindSpore's layer stores keep_prob = 1 - p"})
@@ -748,8 +723,6 @@ _lack(("Embedding",), dict.fromkeys(("max_norm", "norm_type", "scale_grad_by_fre
 _lack(("LSTM", "GRU", "RNN"), {"mode": "an internal string of PyTorch's recurrent layers"})
 _lack(("GRU", "RNN"), {"proj_size": "MindSpore's recurrent layers have no projections"})
 _lack(("RNN",), {"nonlinearity": "MindSpore's RNN keeps it only inside its operator"})
-_lack(("ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d"), {
-    "padding": "MindSpore stores ((before, after), ...) pairs"})
 
 
 def _lacking(layer: str, attr: str, reason: str):

@@ -173,22 +173,21 @@ register(
     "Losses: SmoothL1Loss gets reduction='mean'; size_average/reduce flagged",
     group=GROUP,
     why="""
-        ``nn.SmoothL1Loss``, ``nn.KLDivLoss``, ``nn.MarginRankingLoss`` and
+        ``nn.SmoothL1Loss``, ``nn.MarginRankingLoss`` and
         ``nn.MultiLabelMarginLoss`` (MindSpore's ``MultilabelMarginLoss``) compute the
         same losses. MindSpore's ``SmoothL1Loss`` defaults to ``reduction='none'`` (one
         loss per element) where PyTorch averages, so ``reduction='mean'`` is written out;
         its parameters are ordered ``(beta, reduction)``, so they are passed by keyword.
         PyTorch's deprecated ``size_average``/``reduce`` have no MindSpore equivalent and
-        are flagged unless None (use ``reduction``). ``KLDivLoss(log_target=True)`` is
-        flagged: MindSpore's ``nn.KLDivLoss`` always takes the target as probabilities.
+        are flagged unless None (use ``reduction``). ``nn.KLDivLoss`` is NNF002: MindSpore's
+        ``nn.KLDivLoss`` has no ``log_target`` and differs on targets with zeros.
         MindSpore's ``MarginRankingLoss`` requires the target to have the inputs' dtype.
     """,
     seed=SEED,
     reference=DIFF + "SmoothL1Loss.md; " + MAPPING,
     installed_note="""
         Checked on MindSpore 2.10: ``SmoothL1Loss(beta=1.0, reduction='none')``;
-        ``KLDivLoss(reduction='mean')`` has no ``log_target`` (``mint.nn.KLDivLoss`` has,
-        but no CPU kernel); ``MarginRankingLoss`` raises TypeError for an int64 target
+        ``MarginRankingLoss`` raises TypeError for an int64 target
         with float32 inputs, which PyTorch accepts.
     """,
     example="""
@@ -307,12 +306,6 @@ api("torch.nn.SmoothL1Loss", "mindspore.nn.SmoothL1Loss", rule="LYR006",
     sig=("size_average", "reduce", "reduction", "beta"), ms_sig=("beta", "reduction"),
     defaults={"reduction": "'mean'"}, unsupported=dict(_DEPRECATED),
     returns="module:torch.nn.SmoothL1Loss")
-api("torch.nn.KLDivLoss", "mindspore.nn.KLDivLoss", rule="LYR006",
-    sig=("size_average", "reduce", "reduction", "log_target"), ms_sig=("reduction",),
-    unsupported={**_DEPRECATED,
-                 "log_target": (truthy_literal, "MindSpore's nn.KLDivLoss takes the target as "
-                                "probabilities: pass target.exp() instead")},
-    returns="module:torch.nn.KLDivLoss")
 api("torch.nn.MarginRankingLoss", "mindspore.nn.MarginRankingLoss", rule="LYR006",
     sig=("margin", "size_average", "reduce", "reduction"), ms_sig=("margin", "reduction"),
     unsupported=dict(_DEPRECATED), returns="module:torch.nn.MarginRankingLoss")

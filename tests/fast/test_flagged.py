@@ -489,21 +489,6 @@ def test_pool_stride_from_a_computed_kernel():
     )
 
 
-def test_adaptive_pool_1d_length_multiple():
-    assert_ports(
-        """
-            import torch.nn as nn
-            pool = nn.AdaptiveAvgPool1d(4)
-        """,
-        """
-            import mindspore.nn as nn
-            pool = nn.AdaptiveAvgPool1d(4)  # msmagic: LAY005 input length must be a multiple of output_size
-        """,
-        edits={"IMP001", "LAY005"},
-        findings={"LAY005"},
-    )
-
-
 def test_functional_avg_pool_padding_not_a_literal():
     assert_ports(
         """

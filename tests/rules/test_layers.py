@@ -234,20 +234,18 @@ def test_stride_from_a_computed_kernel_is_flagged():
 
 
 @pytest.mark.parametrize("ctor", ["nn.AdaptiveAvgPool1d(4)", "nn.AdaptiveMaxPool1d(4)"])
-def test_adaptive_1d_is_ported_and_flagged(ctor):
-    run = pair(f"pool = {ctor}\ny = pool(x1)\nbad = pool(x1[:, :, :10])\n", check=False)
-    assert "LAY005" in rules(run) and "LAY005" in findings(run)
-    assert "# msmagic: LAY005 input length must be a multiple of output_size" in run.port.code
-    assert run.torch_error is None
-    assert run.agree("y")  # 12 is a multiple of 4
-    assert run.ms_error is not None  # 10 is not: MindSpore raises, as the finding says
+def test_adaptive_1d_becomes_a_cell_for_any_length(ctor):
+    # MindSpore's 1-D adaptive pools need a length that is a multiple of output_size:
+    # the port defines a Cell of mindspore.ops with PyTorch's windows (NNF002)
+    run = pair(f"pool = {ctor}\ny = pool(x1)\nodd = pool(x1[:, :, :10])\n")
+    assert "NNF002" in rules(run) and not findings(run)
+    assert run.agree("y", "odd")
 
 
-def test_adaptive_max_1d_return_indices_is_flagged():
-    run = pair("pool = nn.AdaptiveMaxPool1d(4, return_indices=True)\n")
-    assert "return_indices" not in run.port.code.split("#")[0]
-    assert "return_indices=True: MindSpore's AdaptiveMaxPool1d returns no indices" in {
-        f.reason for f in run.port.unsupported}
+def test_adaptive_max_1d_return_indices_is_ported():
+    run = pair("pool = nn.AdaptiveMaxPool1d(3, return_indices=True)\ny, idx = pool(x1[:, :, :10])\n")
+    assert "return_indices=True" in run.port.code
+    assert run.agree("y", "idx")
 
 
 FUNCTIONAL = [

@@ -103,7 +103,7 @@ def test_losses():
 
 
 def test_loss_arguments_flagged():
-    flagged(HEAD + "loss = nn.KLDivLoss(log_target=True)\n", "LYR006", "log_target= has no MindSpore equivalent")
+    flagged(HEAD + "loss = nn.KLDivLoss(size_average=False)\n", "NNF002", "size_average= has no MindSpore equivalent")
     flagged(HEAD + "loss = nn.SmoothL1Loss(size_average=False)\n", "LYR006",
             "size_average= has no MindSpore equivalent")
     r = msmagic.port(HEAD + "loss = nn.MarginRankingLoss(0.1, None, None, 'sum')\n")
