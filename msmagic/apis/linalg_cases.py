@@ -124,3 +124,18 @@ case("torch.linalg.vander", """
 case("torch.linalg.svdvals", _M + """
     s = torch.linalg.svdvals(b)
 """)
+
+# --- signbit of signed zeros (LNA003): MindSpore's own ops.signbit says False for -0.0
+
+case("torch.signbit", """
+    import torch
+    z = torch.tensor([-0.0, 0.0, -1.5, 2.0, float("-inf"), float("inf")])
+    s = torch.signbit(z)
+    d = torch.signbit(z.double())
+""")
+case("Tensor.signbit", """
+    import torch
+    z = torch.tensor([-0.0, 0.0, -1.5, 2.0, float("-inf"), float("inf")])
+    s = z.signbit()
+    n = (-z).signbit()
+""")

@@ -79,7 +79,7 @@ ORDER = (
     # schedulers
     "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012",
     # linalg
-    "LNA001", "LNA002",
+    "LNA001", "LNA002", "LNA003", "LNA004",
     # table_fixes
     "TBL001", "TBL002", "TBL003",
     # tensor_methods

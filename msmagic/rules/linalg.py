@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.build import parse_expression
-from msmagic.engine.spec import TENSOR, api
+from msmagic.engine.spec import TENSOR, api, method
 from msmagic.rules.registry import register
 
 GROUP = "Linear algebra and special functions"
@@ -298,3 +298,102 @@ formula("torch.linalg.matrix_rank", "LNA002", ("A", "tol", "atol", "rtol", "herm
         ".sum(-1).astype({ms}.int64))({ops}.svd({A}, compute_uv=False))",
         accept={"tol": lambda v: v is None, "atol": lambda v: v is None, "rtol": lambda v: v is None,
                 "hermitian": lambda v: v is False})
+
+# ----------------------------------------------------------------------------- LNA003
+
+register(
+    "LNA003",
+    "signbit: MindSpore's ops.signbit says False for -0.0",
+    group=GROUP,
+    seed=SEED,
+    reference=REF,
+    why="""
+        ``torch.signbit`` tests the sign bit, so ``signbit(-0.0)`` is True; MindSpore
+        2.10's ``ops.signbit`` (and ``Tensor.signbit``) compares with 0 and says False
+        for -0.0. The port writes ``(x < 0) | ((x == 0) & (1 / x < 0))``: ``1 / -0.0`` is
+        -inf, so a negative zero is told from a positive one. A NaN whose sign bit is set
+        (``-float('nan')``) still gives False where PyTorch gives True: MindSpore 2.10 has
+        no op that reads a float's bits.
+    """,
+    installed_note="""
+        Verified on 2.10 (CPU): ``ops.signbit(Tensor([-0.0]))`` is False; the formula gives
+        PyTorch's values on op_db's samples and on signed zeros, in float16/32/64 and int64.
+    """,
+    example="""
+        import torch
+        z = torch.tensor([-0.0, 0.0, -1.5, 2.0, float("-inf")])
+        s = torch.signbit(z)
+        t = z.signbit()
+    """,
+)
+
+_SIGNBIT = "({x} < 0) | (({x} == 0) & (1 / {x} < 0))"
+formula("torch.signbit", "LNA003", ("input",), _SIGNBIT.replace("{x}", "{input}"))
+
+
+def _signbit_method(site):
+    recv = site.receiver
+    if site.updated.args:
+        return None
+    text = _code(recv) if _simple(recv) else "x"
+    new = parse_expression(_SIGNBIT.format(x=text) if _simple(recv) else
+                           f"(lambda x: {_SIGNBIT.format(x='x')})({_code(recv)})")
+    site.edit("LNA003", new, detail="x.signbit() -> a comparison that tells -0.0 from 0.0")
+    return new
+
+
+method("signbit", "LNA003", unambiguous=True, handler=_signbit_method, returns=TENSOR)
+
+# ----------------------------------------------------------------------------- LNA004
+
+register(
+    "LNA004",
+    "abs of a complex tensor: MindSpore keeps the complex dtype",
+    group=GROUP,
+    seed=SEED,
+    reference=REF,
+    why="""
+        ``torch.abs`` of a complex tensor is a real tensor (float32 for complex64,
+        float64 for complex128). MindSpore 2.10's ``ops.abs`` and ``Tensor.abs`` return
+        the magnitudes in the complex dtype (``2.236+0j``): a ``.mean()`` or a comparison
+        after it stays complex. Where the port sees that the operand is complex (the
+        result of a ``torch.fft`` transform that returns complex values, ``torch.complex``,
+        ``torch.polar`` or ``torch.view_as_complex`` written in the call), it takes the
+        real part of MindSpore's result: ``ops.abs(z).real()``. ``abs`` of a complex
+        tensor held in a variable cannot be seen by the port: ``%%ms_parity`` reports the
+        dtype (complex128 against float64) there.
+    """,
+    installed_note="""
+        Verified on 2.10 (CPU): ``ops.abs`` of complex128 is Complex128 with the
+        magnitudes as real parts; ``.real()`` of it is Float64 with PyTorch's values.
+    """,
+    example="""
+        import torch
+        s = torch.tensor([1.0, -2.0, 0.5, 3.0, 0.0, 1.5], dtype=torch.float64)
+        mag = torch.abs(torch.fft.fft(s))
+        mag2 = torch.fft.rfft(s).abs().mean()
+    """,
+)
+
+#: PyTorch calls whose result is complex (by the last two parts of their dotted name)
+_COMPLEX_CALLS = {f"fft.{n}" for n in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft",
+                                       "rfft2", "rfftn", "ihfft", "ihfft2", "ihfftn")} | {
+    "torch.complex", "torch.polar", "torch.view_as_complex"}
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def complex_call(node) -> bool:
+    """Is ``node`` (PyTorch source) a call whose result is complex?"""
+    if not isinstance(node, cst.Call):
+        return False
+    name = _dotted(node.func)
+    return ".".join(name.split(".")[-2:]) in _COMPLEX_CALLS or name in _COMPLEX_CALLS
