@@ -60,7 +60,7 @@ register(
 
 register(
     "LNA002",
-    "Linear algebra MindSpore's ops lack: eigvalsh, svdvals, multi_dot, solve, vander...",
+    "torch.linalg functions MindSpore lacks (eigvalsh, solve...) as formulas",
     group=GROUP,
     seed=SEED,
     reference=REF,
