@@ -139,3 +139,29 @@ case("Tensor.signbit", """
     s = z.signbit()
     n = (-z).signbit()
 """)
+
+# --- cond (result cast to PyTorch's dtype) and lu_solve (arguments reordered)
+
+case("torch.linalg.cond", _M + """
+    c = torch.linalg.cond(a)
+    c64 = torch.linalg.cond(a.double())
+""")
+case("torch.linalg.cond", _M + """
+    cf = torch.linalg.cond(a, "fro")
+    c1 = torch.linalg.cond(a, 1)
+""")
+case("torch.linalg.cond", _M + """
+    cp = torch.linalg.cond(a, p=2)
+""")
+case("torch.linalg.lu_solve", _M + """
+    LU = torch.tensor([[4.0, 1.0, 0.5], [0.25, 2.75, 0.075], [0.125, 0.02727273, 1.9354545]])
+    piv = torch.tensor([1, 2, 3], dtype=torch.int32)
+    x = torch.linalg.lu_solve(LU, piv, b)
+    swapped = torch.linalg.lu_solve(LU, torch.tensor([2, 2, 3], dtype=torch.int32), b)
+""")
+case("torch.linalg.lu_factor", _M + """
+    LU, piv = torch.linalg.lu_factor(a)
+    c = torch.tensor([[0.5, 2.0, 1.0], [3.0, 1.0, 0.2], [1.0, 0.1, 4.0]])
+    LUb, pivb = torch.linalg.lu_factor(torch.stack([a, c]))
+    LUc, pivc = torch.linalg.lu_factor(c.double())
+""")

@@ -74,7 +74,13 @@ register(
         ``solve_triangular(A, B, upper=)`` is ``MatrixTriangularSolve(lower=not upper)``;
         ``vander(x, N=)`` is ``x[..., None] ** arange(N)`` (MindSpore's ``ops.vander``
         gives decreasing powers, like NumPy's); ``matrix_rank(A)`` counts the singular
-        values above PyTorch's default tolerance ``max(m, n) * eps * largest``.
+        values above PyTorch's default tolerance ``max(m, n) * eps * largest``;
+        ``lu_factor(A)`` is ``mindspore.scipy.linalg.lu_factor`` on each matrix of the
+        batch with its 0-based pivots made 1-based (square matrices: MindSpore raises on
+        others; the result is a plain tuple, so ``LU, pivots = ...`` works and ``.LU``
+        does not); ``lu_solve(LU, pivots, B)`` is ``ops.lu_solve(B, LU, pivots)``;
+        ``cond`` is ``ops.cond`` with its result cast to PyTorch's dtype (MindSpore gives
+        float32 for a float64 input).
         Arguments these formulas do not cover (``left=False``, ``unitriangular=True``,
         tolerances of ``matrix_rank``, ``hermitian=True``, ``driver=``, ``out=``) leave
         the call as PyTorch with a finding.
@@ -115,7 +121,7 @@ def _simple(node) -> bool:
         return True
     if isinstance(node, cst.Attribute):
         return _simple(node.value)
-    if isinstance(node, (cst.Integer, cst.Float)):
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.expression, (cst.Integer, cst.Float)):
         return True
@@ -201,7 +207,8 @@ def formula(torch: str, rule: str, sig: tuple, template: str, *, defaults=None, 
                 texts[name] = _code(v) if _simple(v) else f"({_code(v)})"
         for name, v in values.items():
             if isinstance(v, _Later):  # a default written with the other arguments
-                texts[name] = "(" + v.template.format(ops=ops, ms=ms, sl=sl, **texts) + ")"
+                text = v.template.format(ops=ops, ms=ms, sl=sl, **texts)
+                texts[name] = text if text.isidentifier() else f"({text})"
         body = template.format(ops=ops, ms=ms, sl=sl, **texts)
         if lam_params:
             body = f"(lambda {', '.join(lam_params)}: {body})({', '.join(lam_args)})"
@@ -397,3 +404,17 @@ def complex_call(node) -> bool:
         return False
     name = _dotted(node.func)
     return ".".join(name.split(".")[-2:]) in _COMPLEX_CALLS or name in _COMPLEX_CALLS
+
+# torch.linalg.lu_solve(LU, pivots, B) is ops.lu_solve(B, LU, pivots) (PyTorch's 1-based pivots)
+formula("torch.linalg.lu_solve", "LNA002", ("LU", "pivots", "B", "left", "adjoint"),
+        "{ops}.lu_solve({B}, {LU}, {pivots})",
+        accept={"left": lambda v: v is True, "adjoint": lambda v: v is False})
+# ops.cond returns float32 for a float64 input
+formula("torch.linalg.cond", "LNA002", ("A", "p"),
+        "{ops}.cond({A}, {p}).astype({ms}.float64 if {A}.dtype in ({ms}.float64, {ms}.complex128) "
+        "else {ms}.float32)", defaults={"p": "None"})
+# mindspore.scipy.linalg.lu_factor takes one matrix, with 0-based pivots (PyTorch's are 1-based)
+formula("torch.linalg.lu_factor", "LNA002", ("A", "pivot"),
+        "(lambda fs: ({ops}.stack([f[0] for f in fs]).reshape({A}.shape), ({ops}.stack([f[1] for f in fs]) + 1)"
+        ".reshape({A}.shape[:-2] + (-1,))))([{sl}.lu_factor(m_) for m_ in {A}.reshape((-1,) + {A}.shape[-2:])])",
+        accept={"pivot": lambda v: v is True}, returns="tuple")
