@@ -36,7 +36,10 @@ register(
         asymptotic series beyond (where the product underflows); ``entr`` is
         ``-x * log(x)`` with 0 at 0 and -inf below; ``xlog1py`` is ``x * log1p(y)`` with 0
         where ``x`` is 0 (unless ``y`` is NaN); ``spherical_bessel_j0`` is ``sin(x) / x``
-        with 1 at 0 and 0 at infinity. ``log_ndtr`` and ``erfcx`` are computed in float64
+        with 1 at 0 and 0 at infinity. MindSpore's ``bessel_y0``/``y1``/``k0``/``k1``/``k0e``/
+        ``k1e`` give -inf or inf for a negative input where PyTorch gives NaN (and
+        ``bessel_y1(0)`` NaN where PyTorch gives -inf): the port writes those values with
+        ``ops.where``. ``log_ndtr`` and ``erfcx`` are computed in float64
         and cast to the dtype PyTorch gives (``(x * 1.0).dtype``: float32 for an integer
         input, the input's own floating dtype otherwise). ``ops.polygamma`` takes the order ``n`` as a
         tensor, not a Python int: the port wraps it.
@@ -418,3 +421,14 @@ formula("torch.linalg.lu_factor", "LNA002", ("A", "pivot"),
         "(lambda fs: ({ops}.stack([f[0] for f in fs]).reshape({A}.shape), ({ops}.stack([f[1] for f in fs]) + 1)"
         ".reshape({A}.shape[:-2] + (-1,))))([{sl}.lu_factor(m_) for m_ in {A}.reshape((-1,) + {A}.shape[-2:])])",
         accept={"pivot": lambda v: v is True}, returns="tuple")
+
+# MindSpore's Bessel functions of the second kind give -inf/inf below 0 where PyTorch gives
+# NaN (and bessel_y1 gives NaN at 0 where PyTorch gives -inf): the same values elsewhere
+for _torch, _ms in (("bessel_y0", "bessel_y0"), ("modified_bessel_k0", "bessel_k0"),
+                    ("modified_bessel_k1", "bessel_k1"), ("scaled_modified_bessel_k0", "bessel_k0e"),
+                    ("scaled_modified_bessel_k1", "bessel_k1e")):
+    formula(f"torch.special.{_torch}", "LNA001", ("input",),
+            "{ops}.where({input} < 0, {ops}.full_like({input}, float('nan')), {ops}." + _ms + "({input}))")
+formula("torch.special.bessel_y1", "LNA001", ("input",),
+        "{ops}.where({input} < 0, {ops}.full_like({input}, float('nan')), {ops}.where({input} == 0, "
+        "{ops}.full_like({input}, float('-inf')), {ops}.bessel_y1({input})))")
