@@ -67,7 +67,7 @@ def describe(shape):
 
 net = TinyNet()
 x = torch.randn(4, 8)
-y = torch.special.erfcx(net(x))'''
+y = torch.special.airy_ai(net(x))'''
 
 PARITY_CELL = '''%%ms_parity
 import torch
@@ -326,7 +326,7 @@ def _check_saved_outputs(page, label: str, trusted: bool, whys: dict) -> None:
     # the findings
     findings = root.locator("table.msm-findings")
     expect(findings).to_be_visible()
-    expect(findings).to_contain_text("torch.special.erfcx")
+    expect(findings).to_contain_text("torch.special.airy_ai")
     align = findings.locator("td").last.evaluate("(td) => getComputedStyle(td).textAlign")
     assert align == "left", (label, align)
     bnm_hunk.screenshot(path=str(ARTIFACTS / f"{label}_port_badge_open.png"))

@@ -26,7 +26,7 @@ TORCH_LINES = [
     "a = x.detach().cpu().numpy()",
     "%time b = torch.cat([x, x], dim=1)",
     "!echo hi",
-    "q = torch.special.erfcx(x)",
+    "q = torch.special.airy_ai(x)",
     "w = nn.Conv2d(3, 8, 3, padding='same')",
     "if x.size(0) > 2:\n    x = x.transpose(0, 1)",
     "for step in range(2):\n    o.zero_grad()\n    loss = m(x).sum()\n    loss.backward()\n    o.step()",

@@ -1405,6 +1405,7 @@ case("torch.std_mean", """
 """)
 import msmagic.apis.utility_cases  # noqa: E402,F401
 import msmagic.apis.dist_cases  # noqa: E402,F401
+import msmagic.apis.linalg_cases  # noqa: E402,F401
 
 # APIs the statement-level rules port: the whole training step or backward pass changes
 case("Tensor.backward", """

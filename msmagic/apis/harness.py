@@ -77,7 +77,8 @@ def compare(t, m) -> Optional[str]:
         if t.dtype == torch.bfloat16:
             a, b = t.detach().float().numpy(), m.float().asnumpy()
         else:
-            a, b = t.detach().cpu().numpy(), m.asnumpy()
+            # a lazy conjugate (torch.fft.ihfft, x.conj()) is materialised before numpy()
+            a, b = t.detach().cpu().resolve_conj().resolve_neg().numpy(), m.asnumpy()
         if a.dtype.kind in "fc":
             if a.size and (np.isnan(a) == np.isnan(b)).all():
                 wide = np.complex128 if a.dtype.kind == "c" else np.float64
@@ -88,7 +89,8 @@ def compare(t, m) -> Optional[str]:
                     _MEASURED.append(float(d[finite].max()))
             if not np.allclose(b, a, rtol=RTOL, atol=ATOL, equal_nan=True):
                 with np.errstate(invalid="ignore"):
-                    d = np.nanmax(np.abs(b.astype("float64") - a.astype("float64"))) if a.size else 0
+                    wide = "complex128" if a.dtype.kind == "c" else "float64"
+                    d = np.nanmax(np.abs(b.astype(wide) - a.astype(wide))) if a.size else 0
                 return f"values differ (max |d| {d:.3g})"
         elif not np.array_equal(a, b):
             return "values differ"

@@ -304,7 +304,14 @@ def _is_empty(sample) -> bool:
     """Does the sample's input or a positional argument have no elements?"""
     import torch
 
-    return any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in (sample.input, *sample.args))
+    def flat(values):  # a list of tensors (linalg.multi_dot's input) counts by its elements
+        for v in values:
+            if isinstance(v, (list, tuple)):
+                yield from flat(v)
+            else:
+                yield v
+
+    return any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in flat((sample.input, *sample.args)))
 
 
 def module_index() -> dict:

@@ -70,6 +70,9 @@ class ImportPlan:
         nothing in scope reaches it). ``prefer``: the local name the user spelled the
         PyTorch original with, used when it still reaches the target."""
         parts = target.split(".")
+        if parts[:2] == ["mindspore", "scipy"] and len(parts) >= 3:
+            # a subpackage that ``import mindspore`` does not load
+            self.need("import", ".".join(parts[:3]), "")
         prefer = self.renamed.get(prefer, prefer)
         if prefer is not None and prefer in self.out_names:
             qual = self.out_names[prefer]

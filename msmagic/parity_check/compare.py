@@ -94,7 +94,9 @@ def to_numpy(v):
         t = v.detach().cpu()
         if str(t.dtype) == "torch.bfloat16":
             t = t.float()
-        return t.numpy()
+        # a lazy conjugate or negation (``x.conj()``, ``torch.fft.ihfft``) is a view with a
+        # bit set that ``numpy()`` refuses: its values are materialised first
+        return t.resolve_conj().resolve_neg().numpy()
     # a MindSpore Parameter's class is created dynamically: its __module__ is "abc"
     if hasattr(v, "asnumpy"):
         return v.asnumpy()
@@ -290,7 +292,10 @@ def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=N
         if not (np.issubdtype(xa.dtype, np.number) and np.issubdtype(xb.dtype, np.number)):
             ok = ok and bool(np.all(xa == xb))
             continue
-        fa, fb = xa.astype(np.float64), xb.astype(np.float64)
+        # complex values are compared as complex numbers (a cast to float64 would keep
+        # only the real parts: an imaginary part of the wrong sign would match)
+        wide = np.complex128 if np.iscomplexobj(xa) or np.iscomplexobj(xb) else np.float64
+        fa, fb = xa.astype(wide), xb.astype(wide)
         if fa.size:
             with np.errstate(invalid="ignore"):
                 d = np.abs(fa - fb)
@@ -322,7 +327,7 @@ def _magnitude(fa, dtype):
     import numpy as np
 
     mag = np.abs(fa)
-    if fa.size > 1 and np.issubdtype(dtype, np.floating):
+    if fa.size > 1 and np.issubdtype(dtype, np.inexact):
         finite = mag[np.isfinite(mag)]
         if finite.size:
             mag = np.maximum(mag, float(np.sqrt(np.mean(finite ** 2))))

@@ -13,7 +13,7 @@ from msmagic import apis as _apis
 from msmagic.engine import spec as _spec
 from msmagic.rules import registry as _registry
 from msmagic.rules import (  # noqa: F401  (each module registers its rules)
-    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, misc, more_layers, nn_formulas, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, tensor_more, torch_functions, training, utilities, api_table,
+    attention, autograd, axes, batchnorm, cells, checkpoints, custom_function, data, data_loading, device, distributed, distributions, distribution_families, dropout, ecosystem, embedding_and_norm, functional, generic, hand_written_layers, imports, indexing, init, layers, linalg, misc, more_layers, nn_formulas, nograd, optim, padding_and_resizing, precision, random, recompute, recurrent, schedulers, table_fixes, tensor_methods, tensor_more, torch_functions, training, utilities, api_table,
 )
 
 ORDER = (
@@ -84,6 +84,9 @@ ORDER = (
     "RNN001", "RNN002", "RNN003", "RNN004", "RNN005", "RNN006",
     # schedulers
     "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012", "SCH013",
+    "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012",
+    # linalg
+    "LNA001", "LNA002", "LNA003", "LNA004",
     # table_fixes
     "TBL001", "TBL002", "TBL003",
     # tensor_methods

@@ -557,10 +557,32 @@ _SAME = {
     f"{F}.gelu": "gelu", f"{F}.sigmoid": "sigmoid",
 }
 _RENAMED_INPUT = {"sqrt": "x", "masked_fill": "input_x"}
+
+
+def _real_if_complex(site, new, operand):
+    """``abs`` of an operand the port sees is complex: the real part of MindSpore's
+    complex-typed magnitudes (LNA004)."""
+    from msmagic.rules.linalg import complex_call
+
+    if operand is None or not complex_call(operand):
+        return new
+    out = cst.Call(func=cst.Attribute(value=new, attr=cst.Name("real")))
+    site.edit("LNA004", out, detail="abs of a complex tensor -> the real part of MindSpore's result")
+    return out
+
+
+def _abs(site):
+    new = site.apply(func=site.ref("mindspore.ops.abs"))
+    site.edit("FUN013", new, detail=site.describe("torch.abs -> mindspore.ops.abs"))
+    first = site.original.args[0].value if site.original.args else None
+    return _real_if_complex(site, new, first)
+
+
 for _torch, _ms in _SAME.items():
     _rule = "FUN013" if _ms in ("exp", "log", "sqrt", "abs", "tanh", "sigmoid", "gelu") else "FUN001"
     api(_torch, f"mindspore.ops.{_ms}", rule=_rule, sig=("input",),
-        rename={"input": _RENAMED_INPUT[_ms]} if _ms in _RENAMED_INPUT else {}, returns=TENSOR)
+        rename={"input": _RENAMED_INPUT[_ms]} if _ms in _RENAMED_INPUT else {}, returns=TENSOR,
+        handler=_abs if _torch == "torch.abs" else None)
 
 # Element-wise maths and reductions whose MindSpore 2.10 op has PyTorch's parameters
 # (names, order, defaults, result dtype): verified value by value against torch.
@@ -618,8 +640,18 @@ api("torch.linspace", "mindspore.ops.linspace", rule="FUN001", sig=("start", "en
 
 # Tensor methods that MindSpore 2.10 accepts in their PyTorch form (dim=/keepdim= included).
 for _name in ("sum", "mean", "argmax", "masked_fill", "clamp", "log", "sqrt",
-              "abs", "sigmoid", "matmul"):
+              "sigmoid", "matmul"):
     method(_name, "FUN001", unambiguous=True)
+
+
+def _abs_method(site):
+    new = site.apply()
+    if site.changes:
+        site.edit("FUN001", new, detail=site.describe(""))
+    return _real_if_complex(site, new, site.receiver_original)
+
+
+method("abs", "FUN001", unambiguous=True, handler=_abs_method)
 
 
 def _argmin_method(site):

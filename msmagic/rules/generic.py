@@ -26,7 +26,7 @@ register(
     seed="seeds/002 API Comparison › functional APIs (mapping table)",
     example="""
         import torch
-        y = torch.special.erfcx(torch.ones(3))
+        y = torch.special.airy_ai(torch.ones(3))
     """,
 )
 
@@ -89,7 +89,7 @@ register(
     finding_only=True,
     why="""
         Notebooks define a function in one cell (``def scaled(x): return
-        torch.special.erfcx(x) * 2``, an API with no MindSpore mapping) and call it in a
+        torch.special.airy_ai(x) * 2``, an API with no MindSpore mapping) and call it in a
         later one. When the function's port carries findings, the
         ``# msmagic:`` comments sit in its definition, but the statement that fails or
         differs when the cell runs is the call. So a top-level statement that calls such a
@@ -102,7 +102,7 @@ register(
     example="""
         import torch
         def scaled(x):
-            return torch.special.erfcx(x) * 2
+            return torch.special.airy_ai(x) * 2
         y = scaled(torch.ones(3))
     """,
 )

@@ -82,14 +82,14 @@ def test_timeit_stays_on_the_statement_it_timed_when_that_statement_is_rewritten
             import torch
             x = torch.ones(3)
             %timeit torch.ones(3).sum()
-            y = torch.special.erfcx(x)
+            y = torch.special.airy_ai(x)
         """,
         """
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
             x = mindspore.ops.ones(3)
             %timeit mindspore.ops.ones(3).sum()
-            y = torch.special.erfcx(x)  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
+            y = torch.special.airy_ai(x)  # msmagic: GEN001 torch.special.airy_ai has no known MindSpore mapping; left as PyTorch
         """,
     )
 
@@ -99,14 +99,14 @@ def test_timed_statement_with_its_own_comment_and_a_finding_comment():
         """
             import torch
             x = torch.ones(3)
-            %time y = torch.special.erfcx(x)  # slow
+            %time y = torch.special.airy_ai(x)  # slow
             %prun -l 4 z = torch.ones(3)
         """,
         """
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
             x = mindspore.ops.ones(3)
-            %time y = torch.special.erfcx(x)  # slow  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
+            %time y = torch.special.airy_ai(x)  # slow  # msmagic: GEN001 torch.special.airy_ai has no known MindSpore mapping; left as PyTorch
             %prun -l 4 z = mindspore.ops.ones(3)
         """,
     )

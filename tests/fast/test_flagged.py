@@ -8,12 +8,12 @@ def test_unknown_torch_api_left_as_pytorch():
     assert_ports(
         """
             import torch
-            y = torch.special.erfcx(torch.ones(3))
+            y = torch.special.airy_ai(torch.ones(3))
         """,
         """
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
-            y = torch.special.erfcx(mindspore.ops.ones(3))  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
+            y = torch.special.airy_ai(mindspore.ops.ones(3))  # msmagic: GEN001 torch.special.airy_ai has no known MindSpore mapping; left as PyTorch
         """,
         edits={"FUN009", "IMP001"},
         findings={"GEN001"},
@@ -938,15 +938,15 @@ def test_function_defined_and_called_in_one_cell_and_fixed_later():
         """
             import torch
             def show(x):
-                return torch.special.erfcx(x)
+                return torch.special.airy_ai(x)
             y = show(torch.ones(2))
         """,
         """
             import mindspore
             import torch  # msmagic: kept for the PyTorch calls flagged below
             def show(x):
-                return torch.special.erfcx(x)  # msmagic: GEN001 torch.special.erfcx has no known MindSpore mapping; left as PyTorch
-            y = show(mindspore.ops.ones(2))  # msmagic: GEN004 show() runs flagged code (GEN001 erfcx)
+                return torch.special.airy_ai(x)  # msmagic: GEN001 torch.special.airy_ai has no known MindSpore mapping; left as PyTorch
+            y = show(mindspore.ops.ones(2))  # msmagic: GEN004 show() runs flagged code (GEN001 airy_ai)
         """,
         edits=None,
         findings={"GEN001", "GEN004"},
