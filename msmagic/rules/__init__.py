@@ -84,7 +84,6 @@ ORDER = (
     "RNN001", "RNN002", "RNN003", "RNN004", "RNN005", "RNN006",
     # schedulers
     "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012", "SCH013",
-    "SCH001", "SCH002", "SCH003", "SCH004", "SCH005", "SCH006", "SCH007", "SCH008", "SCH009", "SCH010", "SCH011", "SCH012",
     # linalg
     "LNA001", "LNA002", "LNA003", "LNA004",
     # table_fixes
