@@ -438,3 +438,14 @@ case("torch.utils.checkpoint.checkpoint", """
     w = torch.tensor([0.5, -1.0, 2.0])
     out = torch.utils.checkpoint.checkpoint(scaled, x, w, use_reentrant=False, scale=3.0)
 """)
+case("torch.utils.checkpoint.checkpoint_sequential", """
+    import torch
+    import torch.nn as nn
+    from torch.utils.checkpoint import checkpoint_sequential
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 6), nn.Tanh(), nn.Linear(6, 2))
+    x = torch.linspace(-2, 2, 12).reshape(3, 4)
+    y = checkpoint_sequential(model, 2, x, use_reentrant=False)
+    layers = [nn.Linear(2, 2), nn.Sigmoid()]
+    z = checkpoint_sequential(layers, 1, y, use_reentrant=False)
+""")

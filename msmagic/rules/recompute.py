@@ -28,7 +28,9 @@ register(
         through ``fn``; so that call is ported with a finding. ``context_fn=``,
         ``preserve_rng_state=False`` (the recomputation draws new dropout masks),
         ``determinism_check``, ``debug`` and ``early_stop`` are dropped; the first two with
-        a finding.
+        a finding. ``checkpoint_sequential(functions, segments, input)`` becomes a short
+        definition that calls the modules (a ``SequentialCell``'s layers, or a list) one
+        after the other on ``input``, the same reentrant rule applying.
     """,
     seed="seeds/002 API Comparison › functional APIs (mapping table)",
     reference=REF,
@@ -78,14 +80,7 @@ def _checkpoint(site):
         elif name == "context_fn":
             site.finding("RCP001", "context_fn=: the contexts PyTorch enters around the forward and the "
                          "recomputation are not entered by the port", comment="context_fn dropped")
-    if reentrant is not False:
-        how = "use_reentrant=True" if reentrant is True else (
-            "no use_reentrant (reentrant is the installed PyTorch's default)" if reentrant is None else
-            "use_reentrant not a literal")
-        site.finding("RCP001", f"checkpoint with {how}: when no tensor argument requires gradients PyTorch "
-                     "returns a result without gradients (the function's parameters get none); the port "
-                     "differentiates through the function. Pass use_reentrant=False to match the port",
-                     comment="reentrant checkpoint: gradients may differ when no input requires grad")
+    _reentrant_finding(site, reentrant)
     if kept:
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     func = args[0].value
@@ -96,5 +91,54 @@ def _checkpoint(site):
     return new
 
 
+def _reentrant_finding(site, reentrant) -> None:
+    if reentrant is not False:
+        how = "use_reentrant=True" if reentrant is True else (
+            "no use_reentrant (reentrant is the installed PyTorch's default)" if reentrant is None else
+            "use_reentrant not a literal")
+        site.finding("RCP001", f"checkpoint with {how}: when no tensor argument requires gradients PyTorch "
+                     "returns a result without gradients (the function's parameters get none); the port "
+                     "differentiates through the function. Pass use_reentrant=False to match the port",
+                     comment="reentrant checkpoint: gradients may differ when no input requires grad")
+
+
+def _sequential_source(site):
+    return lambda name: (
+        f"def {name}(functions, segments, input):\n"
+        f'    """Runs the modules one after the other (PyTorch\'s checkpoint_sequential, without\n'
+        f'    its recomputation)."""\n'
+        f"    if hasattr(functions, 'cells'):  # a SequentialCell: its layers\n"
+        f"        functions = list(functions.cells())\n"
+        f"    for function in functions:\n"
+        f"        input = function(input)\n"
+        f"    return input\n"
+    )
+
+
+def _checkpoint_sequential(site):
+    args = list(site.updated.args)
+    originals = list(site.original.args)
+    positional = [a for a in args if a.keyword is None and not a.star]
+    if len(positional) != 3 or any(a.star for a in args) or any(
+            a.keyword is not None and a.keyword.value != "use_reentrant" for a in args):
+        site.finding("RCP001", "checkpoint_sequential is ported for (functions, segments, input[, "
+                     "use_reentrant=]) only", comment="checkpoint_sequential not ported")
+        return None
+    reentrant = None
+    for arg, original in zip(args, originals):
+        if arg.keyword is not None:
+            reentrant = site.literal(original.value, None)
+    _reentrant_finding(site, reentrant)
+    name = site.define("checkpoint_sequential", _sequential_source(site),
+                       ("torch.utils.checkpoint.checkpoint_sequential",))
+    kept = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in positional[:2]]
+    kept.append(positional[2].with_changes(comma=cst.MaybeSentinel.DEFAULT))
+    new = cst.Call(func=cst.Name(name), args=kept)
+    site.edit("RCP001", new, detail="checkpoint_sequential -> the modules called in order")
+    return new
+
+
 module("torch.utils.checkpoint", None)
 api("torch.utils.checkpoint.checkpoint", rule="RCP001", handler=_checkpoint, returns=None)
+api("torch.utils.checkpoint.checkpoint_sequential", rule="RCP001", handler=_checkpoint_sequential,
+    returns=None)

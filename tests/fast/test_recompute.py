@@ -35,3 +35,18 @@ def test_reentrant_and_opaque_checkpoints_are_flagged():
         edits={"IMP001", "RCP001"},
         findings={"RCP001"},
     )
+
+
+def test_checkpoint_sequential_is_written_out_and_flagged_when_reentrant():
+    from tests.fast.codemod import dedent, port
+
+    result = port(dedent("""
+        import torch
+        from torch.utils.checkpoint import checkpoint_sequential
+        y = checkpoint_sequential(model, 2, x, use_reentrant=False)
+        z = checkpoint_sequential(model, 2, y)
+    """))
+    assert "def checkpoint_sequential(functions, segments, input):" in result.code
+    assert "y = checkpoint_sequential(model, 2, x)\n" in result.code
+    assert "z = checkpoint_sequential(model, 2, y)  # msmagic: RCP001 reentrant" in result.code
+    assert [f.rule_id for f in result.unsupported] == ["RCP001"]

@@ -53,3 +53,19 @@ def test_reentrant_checkpoint_is_ported_with_a_finding():
     assert findings(run) == {"RCP001"}
     assert "y = layer(x)  # msmagic: RCP001" in run.port.code
     assert "z = (lambda t: t * 2)(x)  # msmagic: RCP001" in run.port.code
+
+
+def test_checkpoint_sequential_over_a_sequential_and_a_list():
+    run = run_pair(src("""
+        import torch
+        import torch.nn as nn
+        from torch.utils.checkpoint import checkpoint_sequential
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))
+        x = torch.linspace(-2, 2, 12).reshape(3, 4)
+        y = checkpoint_sequential(model, 2, x, use_reentrant=False)
+        z = checkpoint_sequential([model[0], model[1]], 1, x, use_reentrant=False)
+    """))
+    assert run.torch_error is None and run.ms_error is None, run.explain()
+    assert run.agree("y", "z"), run.explain()
+    assert not findings(run)
