@@ -487,3 +487,60 @@ case("torch.distributions.SoftplusTransform", _T + """
     back = _t.inv(y)
     j = _t.log_abs_det_jacobian(x, y)
 """)
+
+case("torch.distributions.MixtureSameFamily", _H + """
+    _mix = D.Categorical(torch.tensor([0.3, 0.5, 0.2]))
+    _comp = D.Normal(torch.tensor([-1.0, 0.0, 2.0]), torch.tensor([0.5, 1.0, 0.7]))
+    _d = D.MixtureSameFamily(_mix, _comp)
+    x = torch.tensor([0.3, -1.2, 2.5, 0.0])
+    lp, c = _d.log_prob(x), _d.cdf(x)
+    m, v = _d.mean, _d.variance
+    bs, es = tuple(_d.batch_shape), tuple(_d.event_shape)
+    s = _d.sample((5,))
+    ss = tuple(s.shape)
+""")
+case("torch.distributions.MixtureSameFamily", _H + """
+    _g = D.MixtureSameFamily(mixture_distribution=D.Categorical(logits=torch.zeros(2, 3)),
+                             component_distribution=D.Independent(D.Laplace(torch.ones(2, 3, 4), torch.ones(2, 3, 4) * 0.5), 1))
+    lg = _g.log_prob(torch.full((2, 4), 0.5))
+    mg = _g.mean
+""")
+case("torch.distributions.Distribution.set_default_validate_args", _H + """
+    torch.distributions.Distribution.set_default_validate_args(False)
+    lp = D.Gamma(torch.tensor([2.0]), 1.0).log_prob(torch.tensor([0.5]))
+""")
+_MODS = {"ContinuousBernoulli": "continuous_bernoulli", "LowRankMultivariateNormal": "lowrank_multivariate_normal",
+         "LKJCholesky": "lkj_cholesky", "Wishart": "wishart", "VonMises": "von_mises",
+         "RelaxedBernoulli": "relaxed_bernoulli", "RelaxedOneHotCategorical": "relaxed_categorical",
+         "LogisticNormal": "logistic_normal", "GeneralizedPareto": "generalized_pareto"}
+for _fam, _code in {
+    "ContinuousBernoulli": "D.ContinuousBernoulli(torch.tensor([0.3]))",
+    "LowRankMultivariateNormal": "D.LowRankMultivariateNormal(torch.zeros(2), torch.ones(2, 1), torch.ones(2))",
+    "LKJCholesky": "D.LKJCholesky(3, 0.5)",
+    "Wishart": "D.Wishart(torch.tensor(3.0), torch.eye(2))",
+    "VonMises": "D.VonMises(torch.tensor([0.0]), torch.tensor([1.0]))",
+    "RelaxedBernoulli": "D.RelaxedBernoulli(torch.tensor(0.5), torch.tensor([0.3]))",
+    "RelaxedOneHotCategorical": "D.RelaxedOneHotCategorical(torch.tensor(0.5), torch.tensor([0.3, 0.7]))",
+    "LogisticNormal": "D.LogisticNormal(torch.zeros(2), torch.ones(2))",
+    "GeneralizedPareto": "D.GeneralizedPareto(0.0, 1.0, 0.5)",
+}.items():
+    for _mod in ("", _MODS[_fam] + "."):
+        flagged(f"torch.distributions.{_mod}{_fam}", _H + f"""
+    _d = {_code}
+""")
+flagged("torch.distributions.register_kl", _H + """
+    from torch.distributions import register_kl
+    @register_kl(D.Gamma, D.Beta)
+    def kl_gamma_beta(p, q):
+        return p.mean
+""")
+flagged("torch.distributions.kl.register_kl", _H + """
+    from torch.distributions.kl import register_kl
+    @register_kl(D.Gamma, D.Beta)
+    def kl_gamma_beta(p, q):
+        return p.mean
+""")
+case("torch.distributions.distribution.Distribution.set_default_validate_args", _H + """
+    torch.distributions.distribution.Distribution.set_default_validate_args(False)
+    lp = D.Laplace(torch.tensor([0.0]), 1.0).log_prob(torch.tensor([0.5]))
+""")

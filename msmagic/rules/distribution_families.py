@@ -104,6 +104,8 @@ FAMILIES = {
     "Kumaraswamy": ("kumaraswamy", ("concentration1", "concentration0", "validate_args"), "DST006"),
     "NegativeBinomial": ("negative_binomial", ("total_count", "probs", "logits", "validate_args"), "DST006"),
     "OneHotCategorical": ("one_hot_categorical", ("probs", "logits", "validate_args"), "DST006"),
+    "MixtureSameFamily": ("mixture_same_family",
+                          ("mixture_distribution", "component_distribution", "validate_args"), "DST007"),
     "Independent": ("independent", ("base_distribution", "reinterpreted_batch_ndims", "validate_args"), "DST007"),
     "TransformedDistribution": ("transformed_distribution", ("base_distribution", "transforms", "validate_args"),
                                 "DST007"),
@@ -326,3 +328,59 @@ def _expand(site):
 
 
 method("expand", "DST006", receiver=DIST, sig=("batch_shape", "_instance"), returns=None, handler=_expand)
+
+
+# --- what is not written out: flagged with the reason
+
+NOT_WRITTEN = {
+    "ContinuousBernoulli": ("continuous_bernoulli", "its normaliser switches to a Taylor expansion near "
+                            "probs=0.5 (lims); not written out"),
+    "LowRankMultivariateNormal": ("lowrank_multivariate_normal", "the Woodbury/capacitance algebra is not "
+                                  "written out (use MultivariateNormal with the full covariance)"),
+    "LKJCholesky": ("lkj_cholesky", "its onion-method sampler and log-normaliser are not written out"),
+    "Wishart": ("wishart", "its Bartlett sampler and multivariate log-gamma normaliser are not written out"),
+    "VonMises": ("von_mises", "its rejection sampler and Bessel-function normaliser are not written out"),
+    "RelaxedBernoulli": ("relaxed_bernoulli", "the logit-space relaxed distribution is not written out"),
+    "RelaxedOneHotCategorical": ("relaxed_categorical", "the Gumbel-softmax distribution is not written out"),
+    "LogisticNormal": ("logistic_normal", "the stick-breaking transform is not written out"),
+    "GeneralizedPareto": ("generalized_pareto", "not written out"),
+}
+
+
+def _not_written(family: str, why: str):
+    def handler(site):
+        site.finding("DST006", f"{family}: {why}", comment=f"{family} not ported")
+        return None
+    return handler
+
+
+for _fam, (_mod, _why) in NOT_WRITTEN.items():
+    for _prefix in ("torch.distributions", f"torch.distributions.{_mod}"):
+        api(f"{_prefix}.{_fam}", rule="DST006", handler=_not_written(_fam, _why), returns=f"{DIST}:{_fam}")
+
+
+def _register_kl(site):
+    site.finding("DST005", "register_kl adds PyTorch KL implementations: the written-out classes compute "
+                 "KL with their own kl_divergence method", comment="register_kl not ported")
+    return None
+
+
+for _q in ("torch.distributions.kl.register_kl", "torch.distributions.register_kl"):
+    api(_q, rule="DST005", handler=_register_kl, returns=None)
+
+
+def _set_default_validate_args(site):
+    bound = site.bound()
+    value = bound[0][1].value if bound and len(bound) == 1 else None
+    if value is None or site.literal(value, True) is not False:
+        site.finding("DST006", "validation on: MindSpore never checks the values given to log_prob/cdf",
+                     comment="validate_args=True not ported")
+        return None
+    new = cst.Name("None")
+    site.edit("DST006", new, detail="set_default_validate_args(False) -> None (the port never validates)")
+    return new
+
+
+for _q in ("torch.distributions.Distribution.set_default_validate_args",
+           "torch.distributions.distribution.Distribution.set_default_validate_args"):
+    api(_q, rule="DST006", sig=("value",), handler=_set_default_validate_args, returns=None)

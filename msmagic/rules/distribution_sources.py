@@ -1418,3 +1418,68 @@ class NAME(TBASE):
     def log_abs_det_jacobian(self, x, y):
         return -MS.ops.softplus(-x)
 '''
+
+SOURCES["MixtureSameFamily"] = '''
+class NAME(BASE):
+    """PyTorch's MixtureSameFamily(mixture_distribution, component_distribution): a
+    Categorical over the rightmost batch axis of the components, computed with MindSpore ops."""
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = comp = self._wrap(component_distribution)
+        shape = tuple(comp.batch_shape)
+        self._event_ndims = len(comp.event_shape)
+        super().__init__(shape[:-1], comp.event_shape)
+
+    @property
+    def mixture_distribution(self):
+        return self._mixture_distribution
+
+    @property
+    def component_distribution(self):
+        return self._component_distribution
+
+    def _log_mix(self):
+        mix = self._mixture_distribution
+        logits = getattr(mix, "logits", None)
+        if logits is None:  # MindSpore's Categorical keeps probs only
+            return MS.ops.log(mix.probs)
+        return MS.ops.log_softmax(logits, -1)
+
+    def _mix_probs(self):
+        p = MS.ops.exp(self._log_mix())
+        return p.reshape(p.shape + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        return (self._mix_probs() * self._component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        p = self._mix_probs()
+        axis = -1 - self._event_ndims
+        comp = self._component_distribution
+        mean_cond_var = (p * comp.variance).sum(axis)
+        var_cond_mean = (p * (comp.mean - self.mean.expand_dims(axis)) ** 2).sum(axis)
+        return mean_cond_var + var_cond_mean
+
+    def _pad(self, x):
+        return x.expand_dims(-1 - self._event_ndims)
+
+    def log_prob(self, x):
+        lp = self._component_distribution.log_prob(self._pad(self._value(x, self._log_mix())))
+        return MS.ops.logsumexp(lp + self._log_mix(), -1)
+
+    def cdf(self, x):
+        c = self._component_distribution.cdf(self._pad(self._value(x, self._log_mix())))
+        return (c * MS.ops.exp(self._log_mix())).sum(-1)
+
+    def sample(self, sample_shape=()):
+        sample_shape = tuple(sample_shape)
+        comp = self._component_distribution.sample(sample_shape)
+        idx = self._mixture_distribution.sample(sample_shape).astype(MS.int32)
+        k = comp.shape[len(sample_shape) + len(self.batch_shape)]
+        onehot = MS.ops.one_hot(idx, k, MS.Tensor(1.0, comp.dtype), MS.Tensor(0.0, comp.dtype))
+        onehot = onehot.reshape(onehot.shape + (1,) * self._event_ndims)
+        return (comp * onehot).sum(-1 - self._event_ndims)
+'''

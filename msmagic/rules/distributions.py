@@ -258,7 +258,7 @@ WRITTEN_OUT = frozenset((
     "Laplace", "Cauchy", "Gumbel", "LogNormal", "Gamma", "Chi2", "Beta", "StudentT", "Poisson", "Geometric",
     "Binomial", "Multinomial", "Dirichlet", "MultivariateNormal", "Independent", "TransformedDistribution",
     "HalfNormal", "HalfCauchy", "Weibull", "Pareto", "FisherSnedecor", "Kumaraswamy", "NegativeBinomial",
-    "OneHotCategorical"))
+    "OneHotCategorical", "MixtureSameFamily"))
 
 
 #: written-out families whose rsample goes through Gamma draws
