@@ -212,7 +212,7 @@ def formula(torch: str, rule: str, sig: tuple, template: str, *, defaults=None, 
         for name, v in values.items():
             if isinstance(v, _Later):  # a default written with the other arguments
                 text = v.template.format(ops=ops, ms=ms, sl=sl, **texts)
-                texts[name] = text if text.isidentifier() else f"({text})"
+                texts[name] = text if text.isidentifier() or text.isdigit() else f"({text})"
         body = template.format(ops=ops, ms=ms, sl=sl, **texts)
         if lam_params:
             body = f"(lambda {', '.join(lam_params)}: {body})({', '.join(lam_args)})"
