@@ -165,3 +165,16 @@ case("torch.linalg.lu_factor", _M + """
     LUb, pivb = torch.linalg.lu_factor(torch.stack([a, c]))
     LUc, pivc = torch.linalg.lu_factor(c.double())
 """)
+case("torch.linalg.tensorinv", """
+    import torch
+    a = torch.eye(6).reshape(6, 2, 3) * 2 + torch.linspace(0, 0.5, 36).reshape(6, 2, 3)
+    inv = torch.linalg.tensorinv(a, ind=1)
+    b = (torch.eye(4) * 3 + torch.linspace(0, 1, 16).reshape(4, 4)).reshape(2, 2, 2, 2)
+    inv2 = torch.linalg.tensorinv(b)
+""")
+case("torch.linalg.tensorsolve", """
+    import torch
+    a = (torch.eye(6) * 3 + torch.linspace(0, 1, 36).reshape(6, 6)).reshape(2, 3, 6)
+    b = torch.linspace(-1, 1, 6).reshape(2, 3)
+    x = torch.linalg.tensorsolve(a, b)
+""")

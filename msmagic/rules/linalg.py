@@ -83,7 +83,8 @@ register(
         others; the result is a plain tuple, so ``LU, pivots = ...`` works and ``.LU``
         does not); ``lu_solve(LU, pivots, B)`` is ``ops.lu_solve(B, LU, pivots)``;
         ``cond`` is ``ops.cond`` with its result cast to PyTorch's dtype (MindSpore gives
-        float32 for a float64 input).
+        float32 for a float64 input); ``tensorinv`` and ``tensorsolve`` solve the matrix
+        problem of the reshaped tensors (``ops.inverse``, ``MatrixSolve``).
         Arguments these formulas do not cover (``left=False``, ``unitriangular=True``,
         tolerances of ``matrix_rank``, ``hermitian=True``, ``driver=``, ``out=``) leave
         the call as PyTorch with a finding.
@@ -211,7 +212,7 @@ def formula(torch: str, rule: str, sig: tuple, template: str, *, defaults=None, 
         for name, v in values.items():
             if isinstance(v, _Later):  # a default written with the other arguments
                 text = v.template.format(ops=ops, ms=ms, sl=sl, **texts)
-                texts[name] = text if text.isidentifier() else f"({text})"
+                texts[name] = text if text.isidentifier() or text.isdigit() else f"({text})"
         body = template.format(ops=ops, ms=ms, sl=sl, **texts)
         if lam_params:
             body = f"(lambda {', '.join(lam_params)}: {body})({', '.join(lam_args)})"
@@ -432,3 +433,11 @@ for _torch, _ms in (("bessel_y0", "bessel_y0"), ("modified_bessel_k0", "bessel_k
 formula("torch.special.bessel_y1", "LNA001", ("input",),
         "{ops}.where({input} < 0, {ops}.full_like({input}, float('nan')), {ops}.where({input} == 0, "
         "{ops}.full_like({input}, float('-inf')), {ops}.bessel_y1({input})))")
+
+# tensorinv / tensorsolve: the matrix problem of the reshaped tensors
+formula("torch.linalg.tensorinv", "LNA002", ("A", "ind"),
+        "{ops}.inverse({A}.reshape(-1, {A}[(0,) * {ind}].size)).reshape({A}.shape[{ind}:] + {A}.shape[:{ind}])",
+        defaults={"ind": "2"})
+formula("torch.linalg.tensorsolve", "LNA002", ("A", "B", "dims"),
+        "{ops}.MatrixSolve()({A}.reshape({B}.size, -1), {B}.reshape(-1, 1)).reshape({A}.shape[{B}.ndim:])",
+        accept={"dims": lambda v: v is None})
