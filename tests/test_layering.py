@@ -129,6 +129,7 @@ KNOWN_CYCLES = {
     ("msmagic.apis.cases", "msmagic.apis.layer_cases"),
     ("msmagic.apis.cases", "msmagic.apis.optim_cases"),
     ("msmagic.apis.cases", "msmagic.apis.utility_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.torchfn_cases"),
 }
 
 

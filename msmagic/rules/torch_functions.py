@@ -341,8 +341,9 @@ register(
         ``torch.meshgrid`` passes PyTorch's default ``indexing='ij'`` (MindSpore's default
         is ``'xy'``) and spreads a list of tensors (``ops.meshgrid`` takes them one by
         one). ``torch.bitwise_not`` becomes a helper that takes ``ops.logical_not`` for a
-        bool tensor and ``ops.invert`` otherwise (``invert`` refuses bool, and ``~`` of an
-        integer tensor is a logical not in MindSpore 2.10); ``torch.vdot`` a helper that
+        bool tensor and ``-x - 1`` (the two's-complement identity of ``~x``, wrapping as
+        PyTorch does for every integer dtype) otherwise: ``ops.invert`` is deprecated on
+        2.10 and refuses bool, and ``~`` of an integer tensor is a logical not there; ``torch.vdot`` a helper that
         conjugates a complex first argument and sums the products (``mint.vdot`` is not
         implemented on CPU); ``torch.unflatten`` a helper that reshapes;
         ``torch.range(start, end, step)`` (deprecated; ``end`` included, float32 by
@@ -362,7 +363,8 @@ register(
     reference=REF,
     installed_note="""
         Checked on 2.10 (CPU): ``mint.clone``, ``mint.vdot``, ``mint.bitwise_not`` raise
-        (kernel unregistered / not implemented); ``ops.invert`` refuses bool tensors;
+        (kernel unregistered / not implemented); ``ops.invert`` refuses bool tensors (and
+        is deprecated);
         ``ops.meshgrid`` refuses a list; ``ops.cartesian_prod(a)`` returns shape (n, 1)
         where PyTorch returns (n,).
     """,
@@ -557,7 +559,7 @@ def _bitwise_not_source(site, n):
             f'    """torch.bitwise_not: a logical not for bool tensors, a bitwise not otherwise."""\n'
             f"    if input.dtype == {ms}.bool_:\n"
             f"        return {ms}.ops.logical_not(input)\n"
-            f"    return {ms}.ops.invert(input)\n")
+            f"    return -input - 1  # two's complement: ~x, for signed and unsigned integers\n")
 
 
 def _vdot_source(site, n):
@@ -587,7 +589,7 @@ def _range_source(site, n):
 
 
 api("torch.bitwise_not", rule="TFN003", sig=("input",), returns=TENSOR,
-    handler=_helper_call("bitwise_not", _bitwise_not_source, "torch.bitwise_not -> {helper} (logical_not / invert)",
+    handler=_helper_call("bitwise_not", _bitwise_not_source, "torch.bitwise_not -> {helper} (logical_not / -x - 1)",
                          allowed=()))
 api("torch.vdot", rule="TFN003", sig=("input", "other"), returns=TENSOR,
     handler=_helper_call("vdot", _vdot_source, "torch.vdot -> {helper}", allowed=()))
@@ -613,8 +615,8 @@ register(
         ``torch.broadcast_tensors(*tensors)`` becomes a helper that broadcasts each tensor
         to that shape with ``ops.broadcast_to`` and returns the tuple. MindSpore has no
         ``finfo``/``iinfo``: ``torch.finfo(dtype)`` and ``torch.iinfo(dtype)`` become helpers
-        that read NumPy's ``finfo``/``iinfo`` of the MindSpore dtype
-        (``mindspore.dtype_to_nptype``) and give PyTorch's attributes as Python numbers
+        that read NumPy's ``finfo``/``iinfo`` of the MindSpore dtype (by its name:
+        ``Float32`` is NumPy's ``float32``) and give PyTorch's attributes as Python numbers
         (``bits``, ``eps``, ``max``, ``min``, ``tiny``, ``smallest_normal``,
         ``resolution``; ``dtype`` as its name); ``torch.finfo()`` is that of float32,
         PyTorch's default dtype. ``bfloat16`` has no NumPy type: that call raises.
@@ -622,8 +624,8 @@ register(
     seed="seeds/002 API Comparison › functional APIs",
     reference=REF,
     installed_note="""
-        Checked on 2.10: ``Tensor.shape`` is a tuple; ``mindspore.dtype_to_nptype`` maps
-        float16/32/64 and the integer dtypes to NumPy's.
+        Checked on 2.10: ``Tensor.shape`` is a tuple; the lower-cased names of float16/32/64
+        and the integer dtypes are NumPy's (``mindspore.dtype_to_nptype`` is deprecated).
     """,
     example="""
         import torch
@@ -712,7 +714,7 @@ def _info(kind: str):
             return (head +
                     f'    """torch.{kind}: NumPy\'s {kind} of the MindSpore dtype, as Python numbers."""\n'
                     f"    import types\n"
-                    f"    info = {np_name}.{kind}({ms}.dtype_to_nptype(type))\n"
+                    f"    info = {np_name}.{kind}(str(type).lower())  # mindspore.float32 -> 'float32'\n"
                     f"    return types.SimpleNamespace({fields}, dtype=str(info.dtype))\n")
 
         helper = site.define(kind, source)
