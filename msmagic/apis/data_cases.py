@@ -449,3 +449,12 @@ case("torch.utils.checkpoint.checkpoint_sequential", """
     layers = [nn.Linear(2, 2), nn.Sigmoid()]
     z = checkpoint_sequential(layers, 1, y, use_reentrant=False)
 """)
+
+# an IterableDataset subclass read directly and through a DataLoader (the base class is the
+# API: its records came only from the LDR008 rule example before)
+for _name in ("torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"):
+    case(_name, _joined(_STREAM, """
+        items = [t.tolist() for t in Stream(0, 4)]
+        batches = [b for b in DataLoader(Stream(5, 5), batch_size=2)]
+        ragged = [b for b in DataLoader(Stream(1, 3), batch_size=2, drop_last=True)]
+    """))
