@@ -130,6 +130,12 @@ KNOWN_CYCLES = {
     ("msmagic.apis.cases", "msmagic.apis.optim_cases"),
     ("msmagic.apis.cases", "msmagic.apis.utility_cases"),
     ("msmagic.apis.cases", "msmagic.apis.torchfn_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.tensor_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.nn_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.linalg_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.dist_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.data_cases"),
+    ("msmagic.apis.cases", "msmagic.apis.misc_cases"),
 }
 
 

@@ -50,6 +50,24 @@ KNOWN_TARGETS = {
     "mindspore.ops.clip_by_global_norm": "gradient clipping (TRN002): ops.clip_by_norm is marked too",
     "mindspore.ops.clip_by_value": "gradient clipping (TRN002) on the whole gradient tuple; ops.clamp "
                                    "takes one tensor",
+    "mindspore.ops.invert": "Tensor.bitwise_not(_) (API002/API003): the unmarked Tensor.bitwise_not and "
+                            "mint.bitwise_not have no CPU kernel in 2.10 (\"The kernel BitwiseNot "
+                            "unregistered\")",
+    "mindspore.ops.index_fill": "Tensor.index_fill (TNS012): the unmarked Tensor.index_fill runs the same "
+                                "kernel, which needs the int32 index the function form is given; a "
+                                "method rewrite is open work",
+    "mindspore.ops.random_gamma": "the distributions written out in the cell (DST006: Gamma, Beta, Chi2, "
+                                  "Dirichlet, StudentT...) draw through it: ops.gamma is marked too and "
+                                  "the mark names no replacement (\"use None\")",
+    "mindspore.ops.random_poisson": "Poisson and NegativeBinomial draws (DST006): the mark names no "
+                                    "replacement (\"use None\"); parity replays PyTorch's draws",
+    "mindspore.ops.standard_normal": "the written-out distributions' normal draws (DST006); a move to "
+                                     "ops.randn is open work",
+    "mindspore.ops.bessel_k0": "torch.special.modified_bessel_k0 (LNA001): no other modified Bessel K in 2.10 "
+                               "(mint.special has none)",
+    "mindspore.ops.bessel_k1": "torch.special.modified_bessel_k1 (LNA001): as bessel_k0",
+    "mindspore.ops.bessel_k0e": "torch.special.scaled_modified_bessel_k0 (LNA001): as bessel_k0",
+    "mindspore.ops.bessel_k1e": "torch.special.scaled_modified_bessel_k1 (LNA001): as bessel_k0",
     # a format of it is deprecated, not the API
     "mindspore.export": "torch.onnx.export (UTL008): only its AIR file format is deprecated; the port "
                         "writes ONNX",
