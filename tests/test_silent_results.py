@@ -31,3 +31,22 @@ result = loss(logits, target)
     row = next(r for r in run.rows if r.name == "result")
     assert row.status == MATCH, run.explain()
     assert "size_average" not in run.port.code and "reduce=" not in run.port.code
+
+
+def test_complex_literal_keeps_pytorchs_complex64():
+    """torch.tensor of Python complex numbers is complex64 in PyTorch; mindspore.Tensor made
+    complex128 of the same literal (a silent dtype change). An explicit dtype stays."""
+    code = """import torch
+a = torch.tensor([1 + 2j, 3 - 1j])
+c = torch.tensor(2j)
+d = torch.tensor([[1j, 2], [3, 4]], device="cpu")
+e = torch.tensor([1j], dtype=torch.complex128)
+b = torch.tensor([1.5, 2.0])
+"""
+    run = run_pair(code)
+    assert run.ms_error is None, run.explain()
+    rows = {r.name: r for r in run.rows}
+    for name in "acdeb":
+        assert rows[name].status == MATCH, run.explain()
+        assert str(rows[name].ms_dtype).lower().replace("mindspore.", "") == str(rows[name].torch_dtype).replace(
+            "torch.", ""), (name, rows[name].ms_dtype, rows[name].torch_dtype)

@@ -21,7 +21,10 @@ register(
         ``mindspore.Tensor(data, dtype=...)`` builds a tensor from Python or NumPy data like
         ``torch.tensor``. The dtype each infers was checked to agree: Python floats give
         float32, Python ints int64, bools bool, and NumPy arrays keep their own dtype
-        (float64 stays float64 in both), so no explicit dtype is added. ``device=`` and
+        (float64 stays float64 in both), so no explicit dtype is added, with one
+        exception: from Python complex numbers (``torch.tensor([1 + 2j, 3j])``) PyTorch
+        builds complex64, the complex type of its float32 default, and MindSpore
+        complex128, so ``dtype=mindspore.complex64`` is written out there. ``device=`` and
         ``pin_memory=`` are dropped (rule DEV003). ``requires_grad=`` is dropped too:
         MindSpore takes gradients of a function with respect to its inputs or a Cell's
         Parameters (``mindspore.grad``), not of tensors flagged beforehand; the tensor's
@@ -225,10 +228,33 @@ def _tensor_mapped(site):
     return new
 
 
+def _complex_literal(site):
+    """``torch.tensor([1 + 2j, 3j])`` without ``dtype=``: PyTorch builds complex64 (the
+    complex type of its float32 default), ``mindspore.Tensor`` complex128 from Python
+    complex numbers; the port writes ``dtype=mindspore.complex64``. Other calls get the
+    plain port."""
+    import libcst.matchers as m
+
+    new = site.apply(func=site.ref("mindspore.Tensor"))
+    data = site.arg("data") if site.bound() is not None else None
+    if (data is None or site.arg("dtype") is not None or not new.args
+            or not m.findall(data.value, m.Imaginary())):
+        site.edit("DAT001", new, detail=site.describe("torch.tensor -> mindspore.Tensor"))
+        return new
+    new = new.with_changes(args=[*new.args[:-1], new.args[-1].with_changes(
+        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(keyword=cst.Name("dtype"), value=site.ref("mindspore.complex64"),
+                equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                      whitespace_after=cst.SimpleWhitespace("")))])
+    site.edit("DAT001", new, detail="complex literal data: dtype=mindspore.complex64 written out (PyTorch's "
+              "default complex type; MindSpore makes complex128 from Python complex numbers)")
+    return new
+
+
 api("torch.tensor", "mindspore.Tensor", rule="DAT001", sig=("data",),
     rename={"data": "input_data"}, ms_sig=("input_data", "dtype"),
     drop={"device": DEVICE_ARG_RULE, "pin_memory": DEVICE_ARG_RULE, "requires_grad": "DAT001"},
-    as_value=_tensor_mapped, returns="tensor")
+    as_value=_tensor_mapped, handler=_complex_literal, returns="tensor")
 api("torch.from_numpy", "mindspore.from_numpy", rule="DAT002", returns="tensor")
 
 
