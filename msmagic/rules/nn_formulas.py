@@ -11,6 +11,7 @@ import libcst as cst
 
 from msmagic.engine.build import literal
 from msmagic.engine.spec import api, member
+from msmagic.rules.api_table import _rebind
 from msmagic.rules.registry import register
 
 GROUP = "Layers and functional APIs"
@@ -1067,32 +1068,15 @@ for _d in (1, 2, 3):
 
 
 def _rebind_first(site, new):
+    """``F.relu_(x)`` -> ``x = ops.relu(x)``: the first argument rebound (API003's logic)."""
     bound = site.bound() or []
     first = next((a for p, a, _ in bound if p == "input"), None)
     original = site.original.args[0].value if site.original.args else None
-    if first is None or not isinstance(original, cst.Name):
-        site.finding("NNF003", f"{site.api} on {site.code(original).strip() if original else '?'}: only a plain "
-                     "name can be rebound to the result; assign the out-of-place result yourself",
-                     comment=f"{site.api}: in-place update not ported")
+    if first is None or original is None:
+        site.finding("NNF003", f"{site.api}: only a plain name can be rebound to the result; assign the "
+                     "out-of-place result yourself", comment=f"{site.api}: in-place update not ported")
         return None
-    name = original.value
-    if not site.at_top_level:
-        site.finding("NNF003", f"{site.api} inside a function is ported as `{name} = ...`: only this name is "
-                     "updated, other references to the tensor (the caller's) keep the old values",
-                     comment=f"{site.api}: rebinding updates only the local name")
-    if site.is_statement:
-        def assign(line):
-            body = []
-            for stmt in line.body:
-                if isinstance(stmt, cst.Expr) and stmt.value is new:
-                    stmt = cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=new,
-                                      semicolon=stmt.semicolon)
-                body.append(stmt)
-            return line.with_changes(body=body)
-
-        site.replace_line(assign)
-        return new
-    return cst.NamedExpr(target=cst.Name(name), value=new, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return _rebind(site, site.api, new, recv=original, rule="NNF003")
 
 
 def _inplace(target: str, check=None):
