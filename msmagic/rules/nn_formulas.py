@@ -12,6 +12,7 @@ import libcst as cst
 from msmagic.engine.build import literal
 from msmagic.engine.spec import api, member
 from msmagic.rules.api_table import _rebind
+from msmagic.rules.layers import _store
 from msmagic.rules.registry import register
 
 GROUP = "Layers and functional APIs"
@@ -1115,17 +1116,7 @@ api(f"{F}.threshold_", rule="NNF003", sig=("input", "threshold", "value"), renam
 # ----------------------------------------------------------------------------- NNF004
 
 
-def _is_store(site) -> bool:
-    holder = site.statement
-    node = site.original
-    for small in getattr(holder, "body", ()):
-        if isinstance(small, cst.Assign) and any(t.target is node for t in small.targets):
-            return True
-        if isinstance(small, (cst.AugAssign, cst.AnnAssign)) and small.target is node:
-            return True
-        if isinstance(small, cst.Del):
-            return True
-    return False
+_is_store = _store  # is the attribute written rather than read (layers.py)
 
 
 def _reflection_padding(site):
