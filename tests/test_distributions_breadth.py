@@ -167,3 +167,18 @@ def test_gamma_drawn_rsample_is_flagged():
     """))
     found = [f for f in r.unsupported if f.rule_id == "DST006"]
     assert len(found) == 1 and "Beta.rsample" in str(found[0])
+
+
+def test_transforms_take_pytorchs_cache_size():
+    """``SigmoidTransform(cache_size=1)``: the written-out transforms accept PyTorch's
+    ``cache_size`` (caching changes no value)."""
+    from msmagic.parity_check import MATCH, run_pair
+
+    run = run_pair("""import torch
+x = torch.linspace(-2, 2, 6)
+a = torch.distributions.SigmoidTransform(cache_size=1)(x)
+b = torch.distributions.transforms.SoftmaxTransform(cache_size=0)(x)
+c = torch.distributions.ExpTransform()(x)
+""")
+    assert run.ms_error is None, run.explain()
+    assert all(r.status == MATCH for r in run.rows if r.name in "abc"), run.explain()

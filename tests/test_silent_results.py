@@ -50,3 +50,18 @@ b = torch.tensor([1.5, 2.0])
         assert rows[name].status == MATCH, run.explain()
         assert str(rows[name].ms_dtype).lower().replace("mindspore.", "") == str(rows[name].torch_dtype).replace(
             "torch.", ""), (name, rows[name].ms_dtype, rows[name].torch_dtype)
+
+
+def test_an_explicit_none_is_pytorchs_default_not_mindsporess():
+    """``torch.kaiser_window(7, dtype=None)``: None is PyTorch's default (float32); passed on,
+    MindSpore read it as its own (float64). The default MindSpore needs is written instead."""
+    run = run_pair("""import torch
+a = torch.kaiser_window(7, dtype=None)
+b = torch.hann_window(5, dtype=None)
+c = torch.kaiser_window(6)
+""")
+    assert run.ms_error is None, run.explain()
+    rows = {r.name: r for r in run.rows}
+    for name in "abc":
+        assert rows[name].status == MATCH, run.explain()
+        assert "float32" in str(rows[name].ms_dtype).lower(), (name, rows[name].ms_dtype)

@@ -105,6 +105,14 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
             # otherwise the value transform below decides
         out_name = e.rename.get(name, name) if name else None
         value = arg.value
+        if (out_name in e.defaults and name not in e.values and isinstance(value, cst.Name)
+                and value.value == "None"):
+            # ``dtype=None`` is PyTorch's default spelled out: the default MindSpore needs
+            # written (not None, which MindSpore reads as its own default)
+            default = e.defaults[out_name]
+            text = default[0] if isinstance(default, tuple) else default
+            value = build.parse_expression(text)
+            ctx.changes.append(f"{name}=None is PyTorch's default: {out_name}={text}")
         if name in e.values:
             new_value = e.values[name](ctx, arg)
             if isinstance(new_value, tuple):  # (new keyword, value)
