@@ -65,3 +65,15 @@ c = torch.kaiser_window(6)
     for name in "abc":
         assert rows[name].status == MATCH, run.explain()
         assert "float32" in str(rows[name].ms_dtype).lower(), (name, rows[name].ms_dtype)
+
+
+def test_formula_ports_read_an_explicit_none_as_the_default():
+    """``torch.linalg.vander(x, N=None)``: the formula port wrote ``arange(None)`` and the
+    MindSpore side raised with no finding; None now takes the formula's default."""
+    run = run_pair("""import torch
+x = torch.tensor([1, 2, 3, 5])
+a = torch.linalg.vander(x, N=None)
+b = torch.linalg.vander(x.float(), N=3)
+""")
+    assert run.ms_error is None, run.explain()
+    assert all(r.status == MATCH for r in run.rows), run.explain()

@@ -179,7 +179,9 @@ def formula(torch: str, rule: str, sig: tuple, template: str, *, defaults=None, 
                     return None
                 values[name] = text
                 continue
-            if name in given:
+            explicit_none = (name in given and name in defaults and isinstance(given[name], cst.Name)
+                             and given[name].value == "None")  # PyTorch's default, spelled out
+            if name in given and not explicit_none:
                 values[name] = given[name]
             elif name in defaults:
                 values[name] = _Later(defaults[name])
