@@ -52,3 +52,29 @@ def is_pure(node) -> bool:
             for s in node.slice
         )
     return False
+
+
+def unwrap_with(ctx, original, updated, drop):
+    """A ``with`` statement without the context managers ``drop(ctx, item_node)`` picks
+    (grad modes, no-op contexts): the others stay; with none left, its body takes the
+    statement's place, keeping the comments on the ``with`` line and after the body."""
+    if not isinstance(updated, cst.With) or original.asynchronous is not None:
+        return updated
+    keep = [u for o, u in zip(original.items, updated.items) if not drop(ctx, o.item)]
+    if len(keep) == len(updated.items):
+        return updated
+    if keep:  # other context managers stay
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(items=keep, lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
+    body = updated.body
+    lead = list(updated.leading_lines)
+    if isinstance(body, cst.SimpleStatementSuite):
+        stmts = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
+    else:
+        stmts = list(body.body)
+        if body.header.comment is not None:  # a comment on the `with` line
+            lead.append(cst.EmptyLine(comment=body.header.comment))
+        # comment lines after the body's last statement stay after it
+        ctx.carry_lines(body.footer)
+    stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
+    return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.spec import api, module, statement_hook
+from msmagic.rules._util import unwrap_with
 from msmagic.rules.registry import register
 
 GROUP = "Utilities"
@@ -294,22 +295,4 @@ def _is_noop_context(ctx, node) -> bool:
 
 @statement_hook("MSC004", cst.With)
 def _unwrap_noop(ctx, original: cst.With, updated):
-    if not isinstance(updated, cst.With) or original.asynchronous is not None:
-        return updated
-    keep = [u for o, u in zip(original.items, updated.items) if not _is_noop_context(ctx, o.item)]
-    if len(keep) == len(updated.items):
-        return updated
-    if keep:
-        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(items=keep, lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
-    body = updated.body
-    lead = list(updated.leading_lines)
-    if isinstance(body, cst.SimpleStatementSuite):
-        stmts = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
-    else:
-        stmts = list(body.body)
-        if body.header.comment is not None:
-            lead.append(cst.EmptyLine(comment=body.header.comment))
-        ctx.carry_lines(body.footer)
-    stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
-    return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
+    return unwrap_with(ctx, original, updated, _is_noop_context)

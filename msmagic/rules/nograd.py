@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.spec import statement_hook, api
+from msmagic.rules._util import unwrap_with
 from msmagic.rules.registry import register
 
 GROUP = "Autograd and training"
@@ -162,26 +163,7 @@ def _is_grad_mode(ctx, node) -> bool:
 
 @statement_hook("NGR001", cst.With)
 def _unwrap_with(ctx, original: cst.With, updated):
-    if not isinstance(updated, cst.With) or original.asynchronous is not None:
-        return updated
-    keep = [u for o, u in zip(original.items, updated.items) if not _is_grad_mode(ctx, o.item)]
-    if len(keep) == len(updated.items):
-        return updated
-    if keep:  # other context managers stay
-        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated.with_changes(items=keep, lpar=cst.MaybeSentinel.DEFAULT, rpar=cst.MaybeSentinel.DEFAULT)
-    body = updated.body
-    lead = list(updated.leading_lines)
-    if isinstance(body, cst.SimpleStatementSuite):
-        stmts = [cst.SimpleStatementLine(body=body.body, trailing_whitespace=body.trailing_whitespace)]
-    else:
-        stmts = list(body.body)
-        if body.header.comment is not None:  # a comment on the `with` line
-            lead.append(cst.EmptyLine(comment=body.header.comment))
-        # comment lines after the body's last statement stay after it
-        ctx.carry_lines(body.footer)
-    stmts[0] = stmts[0].with_changes(leading_lines=[*lead, *stmts[0].leading_lines])
-    return stmts[0] if len(stmts) == 1 else cst.FlattenSentinel(stmts)
+    return unwrap_with(ctx, original, updated, _is_grad_mode)
 
 
 @statement_hook("NGR002", cst.FunctionDef)
