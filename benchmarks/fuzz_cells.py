@@ -808,18 +808,25 @@ def changed_outside(result) -> list:
 
 
 def _serve(sources, conn) -> None:
-    """The worker process: check the jobs the parent sends until it sends None."""
+    """The worker process: check the jobs the parent sends until it sends None. Before
+    each check it ports the cell's earlier cells (cached) and says "prepared", so the
+    time limit counts the fuzzed cell's check only."""
     worker = Worker(sources)
     conn.send("ready")
     while True:
         job = conn.recv()
         if job is None:
             return
+        worker._sessions(job["source"], job["cell_index"])
+        conn.send("prepared")
         conn.send(worker.check(job))
 
 
 class Runner:
     """One worker process; a cell past the time limit kills it (a new one is started)."""
+
+    #: how much longer than a cell's check porting its earlier cells may take
+    PREPARE_FACTOR = 30
 
     def __init__(self, sources: list, timeout: float) -> None:
         self.sources = sources
@@ -835,28 +842,37 @@ class Runner:
         if self.conn.recv() != "ready":  # pragma: no cover
             raise RuntimeError("the fuzz worker did not start")
 
-    def check(self, job: dict) -> dict:
-        if self.proc is None or not self.proc.is_alive():
-            self._start()
-        start = time.perf_counter()
-        self.conn.send(job)
-        # the first cell of a source also ports its earlier cells (twice): more time
-        if self.conn.poll(self.timeout):
+    def _answer(self, timeout: float):
+        """The worker's next message, or None when none came in *timeout* seconds or
+        the worker died."""
+        if self.conn.poll(timeout):
             try:
                 return self.conn.recv()
             except EOFError:
-                pass
+                return None
+        return None
+
+    def check(self, job: dict) -> dict:
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        self.conn.send(job)
+        prepared = self._answer(self.timeout * self.PREPARE_FACTOR) == "prepared"
+        start = time.perf_counter()
+        record = self._answer(self.timeout) if prepared else None
+        if record is not None:
+            return record
         waited = time.perf_counter() - start
         self.proc.kill()
         self.proc.join()
         code = self.proc.exitcode
         self.proc = None
         valid = ipython_python(job["cell"]) is not None
-        if waited >= self.timeout:
+        if prepared and waited >= self.timeout:
             return {"id": job["id"], "valid": valid, "problems": ["hang"], "seconds": waited,
                     "error": f"no answer in {self.timeout:g} s"}
+        what = "porting the earlier cells" if not prepared else "checking the cell"
         return {"id": job["id"], "valid": valid, "problems": ["crash"], "seconds": waited,
-                "error": f"the worker died (exit code {code})"}
+                "error": f"the worker died or stopped answering {what} (exit code {code})"}
 
     def close(self) -> None:
         if self.proc is not None and self.proc.is_alive():
