@@ -38,10 +38,13 @@ notebook) in a worker process, under a time limit, and classified:
 * for invalid cells: accepted (the port returned a result for a cell IPython rejects;
   a figure, not a failure) and crash, as above.
 
-Run: ``PYTHONPATH=. .venv/bin/python benchmarks/fuzz_cells.py [--seed 0] [--count 2000]
-[--time-budget 600] [--examples DIR] [--json]``. It prints the figures, a breakdown by
-mutation kind and timings; ``--examples DIR`` writes the first failing cells of each
-category there (the cell byte for byte, and what happened).
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/fuzz_cells.py [--seed 0] [--count 800]
+[--jobs 2] [--time-budget 600] [--examples DIR] [--records FILE] [--json]``. It prints the
+figures, a breakdown by mutation kind and timings; ``--examples DIR`` writes the first
+failing cells of each category there (the cell byte for byte, and what happened),
+``--records FILE`` one line per cell. The same seed and count fuzz the same cells (as
+long as the source cells are the same); ``--time-budget`` stops early, so compare runs
+by ``--count``.
 """
 
 from __future__ import annotations
@@ -1028,10 +1031,25 @@ def write_examples(folder: Path, jobs: list, records: list, sources: list, per: 
                         f.write(rec[key])
 
 
+def write_records(path: Path, jobs: list, records: list, sources: list) -> None:
+    """One JSON line per fuzzed cell: id, source, cell, mutations, validity, problems,
+    error (the same seed and count give the same cells, so two runs compare line by line)."""
+    by_id = {r["id"]: r for r in records}
+    with open(path, "w", encoding="utf-8") as f:
+        for job in jobs:
+            rec = by_id.get(job["id"])
+            if rec is None:
+                continue
+            line = {"id": job["id"], "source": sources[job["source"]].name, "cell": job["cell_index"] + 1,
+                    "mutations": list(job["kinds"]), "valid": rec["valid"], "problems": rec["problems"],
+                    "error": rec.get("error", "")}
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--count", type=int, default=1000, help="cells to fuzz")
+    parser.add_argument("--count", type=int, default=800, help="cells to fuzz")
     parser.add_argument("--time-budget", type=float, default=None,
                         help="stop starting new cells after this many seconds")
     parser.add_argument("--cell-timeout", type=float, default=60.0,
@@ -1041,7 +1059,14 @@ def main(argv=None) -> int:
     parser.add_argument("--examples", type=Path, help="write the first failing cells of each category here")
     parser.add_argument("--per-category", type=int, default=5, help="examples per category")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--records", type=Path,
+                        help="write one JSON line per fuzzed cell (what it was, what happened) here, "
+                             "to compare two runs cell by cell")
+    parser.add_argument("--show", type=Path, help="print the table of an earlier run's --json output")
     args = parser.parse_args(argv)
+    if args.show:
+        print_table(json.loads(args.show.read_text(encoding="utf-8")))
+        return 0
 
     start = time.perf_counter()
     sources = load_sources()
@@ -1053,6 +1078,8 @@ def main(argv=None) -> int:
     summary["count"] = args.count
     if args.examples:
         write_examples(args.examples, jobs, records, sources, args.per_category)
+    if args.records:
+        write_records(args.records, jobs, records, sources)
     if args.json:
         json.dump(summary, sys.stdout, indent=1)
         sys.stdout.write("\n")
