@@ -681,7 +681,7 @@ def fuzz_cell(cell: str, rng: random.Random, random_share: float = 0.15) -> tupl
         out = m_token_random(cell, rng)
         if out is not None:
             return out, ("token_random",)
-    wanted = set(rng.sample(list(MUTATIONS.keys() - {"token_random"}), rng.randint(1, 3)))
+    wanted = set(rng.sample(sorted(MUTATIONS.keys() - {"token_random"}), rng.randint(1, 3)))
     applied = []
     for phase in PHASES:
         for name in phase:

@@ -2,7 +2,10 @@
 keep a cell valid do (IPython's transform + compile is the reference), and its check of
 bytes outside touched statements sees a changed line the port did not report."""
 
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 
@@ -51,6 +54,21 @@ def test_fuzz_cell_is_repeatable_for_a_seed():
     one = [F.fuzz_cell(CELLS[1], random.Random(7)) for _ in range(2)]
     assert one[0] == one[1]
     assert one[0][1] and all(k in F.MUTATIONS or k == "none" for k in one[0][1])
+
+
+def test_the_same_seed_fuzzes_the_same_cells_in_another_process():
+    """A before and an after run compare only when they fuzz the same cells: nothing may
+    depend on the process's string hashing (PYTHONHASHSEED)."""
+    script = ("import random, json; from benchmarks import fuzz_cells as F; "
+              "from tests.fast.test_fuzz_mutations import CELLS; "
+              "print(json.dumps([F.fuzz_cell(c, random.Random(s)) for s in range(20) for c in CELLS]))")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": root}
+        outs.append(subprocess.run([sys.executable, "-c", script], cwd=root, env=env, text=True,
+                                   capture_output=True, check=True).stdout)
+    assert outs[0] == outs[1]
 
 
 def test_changed_outside_sees_an_unreported_change():
