@@ -677,6 +677,9 @@ from pathlib import Path
 from msmagic import cli
 
 os.fsync = lambda fd: None  # durability is not what is tested here; on a busy disk it is slow
+fd, scratch = tempfile.mkstemp()  # tempfile's first call takes a lock a KeyboardInterrupt can strand
+os.close(fd)
+os.unlink(scratch)
 folder = Path(sys.argv[1])
 original = {"a.py": "import torch\nx = torch.ones(2)\n", "b.py": "import torch\ny = torch.zeros(3)\n"}
 watched = {os.path.realpath(cli.__file__), os.path.realpath(tempfile.__file__)}
