@@ -260,8 +260,7 @@ def _collect_directory(top: Path, follow_symlinks: bool) -> tuple[list[Path], li
             else:
                 candidates.append((entry, real))
     # one entry per real file: the one at the file's own place when it is listed, else the first
-    order = lambda item: item[0].relative_to(top).parts  # noqa: E731
-    candidates.sort(key=order)
+    candidates.sort(key=lambda item: item[0].relative_to(top).parts)
     chosen = {}
     for entry, real in candidates:
         at_home = os.path.relpath(real, real_top) == str(entry.relative_to(top))
