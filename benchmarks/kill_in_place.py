@@ -14,7 +14,11 @@ ported file (computed once by an uninterrupted run), and valid JSON; every backu
 (``NB.ipynb.bak``, ``NB.ipynb.bak.N``) must be byte for byte the original. A trial that
 meets all of this survived.
 
-Run: ``.venv/bin/python benchmarks/kill_in_place.py [--trials 200] [--mib 36] [--seed 0]``.
+With ``--rerun`` each trial then runs the port again, uninterrupted, as a user would after
+a kill, and counts the temporary files (``*.msmagic-tmp``) still there afterwards: the next
+run on a target removes those a killed run left.
+
+Run: ``.venv/bin/python benchmarks/kill_in_place.py [--trials 200] [--mib 36] [--seed 0] [--rerun]``.
 It prints the trials, how many survived, and where the kills landed.
 """
 
@@ -126,9 +130,10 @@ class Outcome:
     leftovers: int  # temporary files left by the killed process
     how: str
     exited_first: bool  # the port finished before the kill
+    left_after_rerun: int = -1  # temporary files left once the port ran again (-1: not run)
 
 
-def trial(ref: Reference, workdir: Path, k: int = 0, delay: float = 0.0) -> Outcome:
+def trial(ref: Reference, workdir: Path, k: int = 0, delay: float = 0.0, rerun: bool = False) -> Outcome:
     """One SIGKILL, at the *k*-th change seen in the directory or (k=0) after *delay*
     seconds; what the directory holds afterwards."""
     _reset(workdir, ref.original)
@@ -174,10 +179,14 @@ def trial(ref: Reference, workdir: Path, k: int = 0, delay: float = 0.0) -> Outc
             ok = False
             state += f", {name} is not the original"
     leftovers = [n for n in names if n != NAME and n not in backups]
-    return Outcome(ok, state, len(backups), len(leftovers), how, exited_first)
+    left_after_rerun = -1
+    if rerun:
+        subprocess.run(_command(workdir / NAME), env=_env(), capture_output=True, timeout=600)
+        left_after_rerun = sum(p.name.endswith(".msmagic-tmp") for p in workdir.iterdir())
+    return Outcome(ok, state, len(backups), len(leftovers), how, exited_first, left_after_rerun)
 
 
-def run(trials: int, size: int, seed: int, workdir: Path, log=None) -> list:
+def run(trials: int, size: int, seed: int, workdir: Path, log=None, rerun: bool = False) -> list:
     rng = random.Random(seed)
     source = workdir / "source"
     work = workdir / "work"
@@ -192,9 +201,9 @@ def run(trials: int, size: int, seed: int, workdir: Path, log=None) -> list:
     for i in range(trials):
         # even trials watch the directory (k = 1..6 in turn), odd ones wait a random time
         if i % 2 == 0:
-            outcome = trial(ref, work, k=1 + (i // 2) % 6)
+            outcome = trial(ref, work, k=1 + (i // 2) % 6, rerun=rerun)
         else:
-            outcome = trial(ref, work, delay=rng.uniform(0, 1.1 * ref.seconds))
+            outcome = trial(ref, work, delay=rng.uniform(0, 1.1 * ref.seconds), rerun=rerun)
         outcomes.append(outcome)
         if log and not outcome.survived:
             log(f"trial {i + 1} ({outcome.how}): {outcome.target}")
@@ -207,11 +216,13 @@ def main(argv=None) -> int:
     parser.add_argument("--mib", type=float, default=36.0, help="notebook size in MiB")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dir", help="work here instead of a temporary directory")
+    parser.add_argument("--rerun", action="store_true",
+                        help="after each kill, port again and count the temporary files left")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="msmagic-kill-") as tmp:
         workdir = Path(args.dir or tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        outcomes = run(args.trials, int(args.mib * 2**20), args.seed, workdir, log=print)
+        outcomes = run(args.trials, int(args.mib * 2**20), args.seed, workdir, log=print, rerun=args.rerun)
         if args.dir:
             shutil.rmtree(workdir / "work", ignore_errors=True)
     survived = sum(o.survived for o in outcomes)
@@ -221,6 +232,9 @@ def main(argv=None) -> int:
           f"target found: {dict(Counter(o.target for o in killed))}; "
           f"with a backup: {sum(o.backups > 0 for o in killed)}; "
           f"with a temporary file left: {sum(o.leftovers > 0 for o in killed)}")
+    if args.rerun:
+        print(f"temporary files left after the next run: {sum(o.left_after_rerun for o in outcomes)} "
+              f"(in {sum(o.left_after_rerun > 0 for o in outcomes)} of {len(outcomes)} trials)")
     return 0 if survived == len(outcomes) else 1
 
 

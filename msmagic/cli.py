@@ -3,7 +3,8 @@
 ``main(argv)`` returns the exit status instead of exiting, so tests can call it.
 Exit status: 0 done; 1 ``--check`` found something msmagic could not port; 2 usage or
 input error (nothing was written); 3 a notebook cell is not valid Python (that cell was
-left as it is, the other cells were ported and written).
+left as it is, the other cells were ported and written); 4 writing failed after some files
+were written (each one is named on stderr; the others are untouched).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ PROGRESS_MIN_CELLS = 10
 
 PORT_HELP = """\
 Port a PyTorch .py file, .ipynb notebook or directory (all .py/.ipynb files in it,
-recursively, in sorted order; hidden directories and __pycache__ are skipped).
+recursively, in sorted order; hidden directories and __pycache__ are skipped). A directory
+run touches only what lies inside the directory: a symbolic link to a file or directory
+outside it is skipped with a note unless --follow-symlinks is given, and a file reached
+twice (through a link inside the directory) is ported once.
 
 Where the ported code goes:
   .py, no -o          the ported code on stdout
@@ -62,8 +66,11 @@ is 2. A notebook cell that is not valid Python is reported in one line ("PATH ce
 N:LINE:COLUMN", the line counted within the cell) and left as it is; the other cells are
 ported and written, and the exit status is 3.
 
-Files are written whole to a hidden temporary file next to the target, synced to disk and
-then renamed over it, so an interrupted run leaves the old file or the complete new one.
+Files are written whole to hidden temporary files next to their targets
+(.TARGET.PID.HOST.RANDOM.msmagic-tmp) and synced to disk; once every file is staged, they
+are renamed over the targets. An interrupted run leaves each file old or complete and new;
+a write that fails (a full disk) leaves nothing written. The next run on a target removes
+the temporary files a killed run left there (never those of a run still going).
 Only the ported code changes: a .py file keeps its encoding (UTF-8, or what its PEP 263
 coding line names), its BOM and its line ends (LF, CRLF or CR); a notebook keeps its JSON
 layout (indentation, key order, escapes), its format version (3 or 4) and every cell the
@@ -71,7 +78,9 @@ port did not change, byte for byte. Named pipes and other non-regular files are 
 (skipped, with a note, inside a directory).
 
 Exit status: 0 ok; 1 with --check when there are findings; 2 errors (nothing written);
-3 a notebook cell is not valid Python (left as it is; the rest ported and written)."""
+3 a notebook cell is not valid Python (left as it is; the rest ported and written);
+4 a rename failed after some files were written: each file written is named ("wrote ..."),
+the others are untouched."""
 
 
 class CliError(Exception):
@@ -179,7 +188,7 @@ class Progress:
 # --------------------------------------------------------------------------- reading
 
 
-def _collect(path: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+def _collect(path: Path, follow_symlinks: bool = False) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The files to port under *path*, and the (path, reason) of files skipped in a directory."""
     try:
         st = path.stat()
@@ -189,26 +198,80 @@ def _collect(path: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     except OSError as exc:
         raise CliError(f"error: {path}: {exc.strerror or exc}") from None
     if stat.S_ISDIR(st.st_mode):
-        found, skipped = [], []
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(EXTENSIONS) and not name.startswith("."):
-                    entry = Path(root) / name
-                    reason = _not_regular(entry)
-                    if reason:
-                        skipped.append((entry, reason))
-                    else:
-                        found.append(entry)
+        found, skipped = _collect_directory(path, follow_symlinks)
         if not found:
             raise CliError(f"error: {path}: no .py or .ipynb files in this directory")
-        return sorted(found, key=lambda p: p.relative_to(path).parts), skipped
+        return found, skipped
     if path.suffix not in EXTENSIONS:
         raise CliError(f"error: {path}: unsupported file type {path.suffix or '(none)'!r}; expected .py or .ipynb")
     reason = _not_regular(path)
     if reason:
         raise CliError(f"error: {path}: {reason}; msmagic ports regular files only")
     return [path], []
+
+
+def _inside(real: str, real_top: str) -> bool:
+    """Whether the resolved path *real* is *real_top* or lies under it."""
+    return real == real_top or real.startswith(real_top.rstrip(os.sep) + os.sep)
+
+
+def _collect_directory(top: Path, follow_symlinks: bool) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The files to port under the directory *top*, in sorted order, and those skipped.
+
+    A directory run touches only what lies inside *top*: a symbolic link (to a file or a
+    directory) that resolves outside it is skipped with a note unless *follow_symlinks*.
+    A file reached twice (a link to a file that is also ported where it is) is ported once,
+    preferably under its own name; symbolic links to directories are followed only with
+    *follow_symlinks*, never round a cycle.
+    """
+    real_top = os.path.realpath(top)
+    candidates, skipped = [], []
+    chains = {str(top): frozenset([real_top])}  # a walked folder: the real folders above it and itself
+    for root, dirs, files in os.walk(top, followlinks=follow_symlinks):
+        chain = chains.pop(root, frozenset())
+        kept = []
+        for name in sorted(dirs):
+            if name.startswith(".") or name == "__pycache__":
+                continue
+            entry = Path(root) / name
+            real = os.path.realpath(entry)
+            if entry.is_symlink():
+                if not follow_symlinks:
+                    if not _inside(real, real_top):
+                        skipped.append((entry, f"a symbolic link to the directory {real}, outside {top}; "
+                                        "--follow-symlinks ports what it holds"))
+                    continue  # a link inside: its files are ported where they are
+                if real in chain:
+                    skipped.append((entry, f"a symbolic link to the directory {real}, which holds it"))
+                    continue
+            chains[str(entry)] = chain | {real}
+            kept.append(name)
+        dirs[:] = kept
+        for name in sorted(files):
+            if not name.endswith(EXTENSIONS) or name.startswith("."):
+                continue
+            entry = Path(root) / name
+            reason = _not_regular(entry)
+            real = os.path.realpath(entry)
+            if not reason and not follow_symlinks and not _inside(real, real_top):
+                reason = f"a symbolic link to {real}, outside {top}; --follow-symlinks ports it"
+            if reason:
+                skipped.append((entry, reason))
+            else:
+                candidates.append((entry, real))
+    # one entry per real file: the one at the file's own place when it is listed, else the first
+    candidates.sort(key=lambda item: item[0].relative_to(top).parts)
+    chosen = {}
+    for entry, real in candidates:
+        at_home = os.path.relpath(real, real_top) == str(entry.relative_to(top))
+        if real not in chosen or (at_home and not chosen[real][1]):
+            chosen[real] = (entry, at_home)
+    found = sorted((entry for entry, _ in chosen.values()), key=lambda p: p.relative_to(top).parts)
+    for entry, real in candidates:
+        if chosen[real][0] != entry:
+            skipped.append((entry, f"the same file as {chosen[real][0]}, which is ported (once)"))
+    skipped.sort(key=lambda item: item[0].relative_to(top).parts)
+    return found, skipped
 
 
 def _not_regular(path: Path) -> str:
@@ -823,13 +886,33 @@ def _report_json(jobs: list[FileJob], include_code: bool) -> dict:
 
 # --------------------------------------------------------------------------- writing
 #
-# Every file is written whole to a temporary file in the target's directory, flushed and
-# fsynced, then renamed over the target (and the directory fsynced): a crash or kill at any
-# moment leaves either the old file or the complete new one, never a truncated file.
-# A backup is written the same way, before the target is replaced, and never overwrites an
-# existing backup: PATH.bak, then PATH.bak.1, PATH.bak.2, ...
+# A run writes its files in two steps. Staging: every file's new content (and with
+# --in-place its backup) is written whole to a hidden temporary file next to its target,
+# flushed and fsynced; no file the user sees has changed yet. If staging fails (a full disk),
+# every temporary file is removed: nothing was written. Commit: file by file, the backup
+# takes the first free name (PATH.bak, then PATH.bak.1, PATH.bak.2, ...; an existing backup
+# is never overwritten) and the temporary file is renamed over the target (the directory
+# fsynced). A crash or kill at any moment leaves each target either the old file or the
+# complete new one. A commit that fails midway (rare: a rename refused) stops there, and the
+# run names the files written and exits EXIT_WRITTEN_IN_PART.
+#
+# A temporary file is named .TARGET.PID.HOST.RANDOM.msmagic-tmp: the next run on TARGET
+# removes the ones a killed run left (its PID no longer running on this host, HOST being a
+# hash of the host name) and never those of a run still going. SIGINT is held off while a
+# temporary file is created and registered, while one file is committed and while the
+# temporaries are removed, so an interrupt never leaves one behind.
 
 TEMP_SUFFIX = ".msmagic-tmp"
+#: the exit status when a commit failed after some files were written (they are named)
+EXIT_WRITTEN_IN_PART = 4
+
+
+class WrittenInPart(CliError):
+    """Writing stopped after some files were renamed into place; ``written`` lists them."""
+
+    def __init__(self, message: str, written: list) -> None:
+        self.written = written
+        super().__init__(message)
 
 
 @dataclass
@@ -839,6 +922,10 @@ class Write:
     job: FileJob
     in_place: bool = False
     backup: Optional[Path] = None  # set once the backup is written
+    mode: int = 0o644  # the permissions the target gets
+    staged: Optional[str] = None  # the temporary file holding data
+    staged_backup: Optional[str] = None  # the temporary file holding the original (--in-place)
+    written: bool = False
 
 
 def _plan_writes(jobs, src: Path, args) -> list[Write]:
@@ -898,19 +985,139 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(directory: Path, name: str, data: bytes, mode: int) -> str:
-    """A new, fsynced, hidden temporary file holding *data* in *directory*; its path."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=TEMP_SUFFIX, dir=directory)
+_HOST_TAG: list = []
+
+
+def _host_tag() -> str:
+    """8 hex digits naming this host in temporary file names (a PID means nothing elsewhere)."""
+    if not _HOST_TAG:
+        import hashlib
+        import socket
+
+        name = socket.gethostname().encode("utf-8", "surrogateescape")
+        _HOST_TAG.append(hashlib.sha1(name).hexdigest()[:8])
+    return _HOST_TAG[0]
+
+
+#: what follows ".TARGET." in the name of a temporary file (mkstemp's random part: [a-z0-9_]{8})
+_TEMP_TAIL = re.compile(r"(?P<pid>[0-9]+)\.(?P<host>[0-9a-f]{8})\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX))
+
+
+def _pid_running(pid: int) -> bool:
+    """Whether process *pid* exists on this host (True when that cannot be told)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) is no probe elsewhere
+        return True
     try:
-        with os.fdopen(fd, "wb") as f:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(targets) -> list:
+    """Remove the temporary files that runs no longer running left beside *targets*; their paths.
+
+    Only names of the form .TARGET.PID.HOST.RANDOM.msmagic-tmp for one of *targets* are
+    considered, and only those this host wrote whose PID is not running; a file of a run
+    still going (or of another host) is kept.
+    """
+    host = _host_tag()
+    by_folder: dict = {}
+    for target in targets:
+        by_folder.setdefault(Path(target).parent, set()).add(Path(target).name)
+    removed = []
+    for folder, names in sorted(by_folder.items()):
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.startswith(".") or not entry.endswith(TEMP_SUFFIX):
+                continue
+            for name in names:
+                prefix = f".{name}."
+                match = entry.startswith(prefix) and _TEMP_TAIL.fullmatch(entry, len(prefix))
+                if match and match["host"] == host and not _pid_running(int(match["pid"])):
+                    try:
+                        os.unlink(folder / entry)
+                    except OSError:
+                        break
+                    removed.append(folder / entry)
+                    break
+    return removed
+
+
+class _SigintDeferred:
+    """Hold off SIGINT for a critical section: one arriving inside it is raised at its end.
+
+    Python runs signal handlers between bytecodes, so without this a KeyboardInterrupt can
+    land between creating a file and noting its name. Outside the main thread (where no
+    handler runs) it does nothing.
+    """
+
+    def __enter__(self):
+        import signal
+
+        self.received = self.active = False
+        try:
+            self.previous = signal.signal(signal.SIGINT, self._note)
+        except (ValueError, AttributeError):  # not the main thread
+            return self
+        self.active = True
+        if self.previous is None:  # a handler not installed from Python: the default is restored
+            self.previous = signal.SIG_DFL
+        return self
+
+    def _note(self, signum, frame) -> None:
+        self.received = True
+
+    def __exit__(self, *exc_info) -> None:
+        import signal
+
+        if not self.active:
+            return
+        signal.signal(signal.SIGINT, self.previous)
+        if self.received and exc_info[0] is None:
+            if callable(self.previous):
+                self.previous(signal.SIGINT, None)
+            elif self.previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
+
+
+class _Temporaries:
+    """The temporary files this run has created and not yet renamed or removed."""
+
+    def __init__(self) -> None:
+        self.paths: list = []
+
+    def create(self, target: Path, data: bytes, mode: int, times: Optional[tuple] = None) -> str:
+        """A new, fsynced temporary file beside *target* holding *data*; its path."""
+        prefix = f".{target.name}.{os.getpid()}.{_host_tag()}."
+        with _SigintDeferred():
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=target.parent)
+            self.paths.append(tmp)
+            f = os.fdopen(fd, "wb")
+        with f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    return tmp
+        if times is not None:
+            os.utime(tmp, ns=times)
+        return tmp
+
+    def renamed(self, tmp: str) -> None:
+        self.paths.remove(tmp)
+
+    def remove_all(self) -> None:
+        with _SigintDeferred():
+            for tmp in self.paths:
+                _unlink_quietly(tmp)
+            self.paths.clear()
 
 
 def _unlink_quietly(path) -> None:
@@ -920,63 +1127,127 @@ def _unlink_quietly(path) -> None:
         pass
 
 
-def atomic_write(target: Path, data: bytes, mode: Optional[int] = None) -> None:
-    """Replace (or create) *target* with *data*: never a moment where it is partly written."""
-    if mode is None:
+def _check_unchanged(w: Write) -> os.stat_result:
+    """The target's stat; a CliError when it is not the file that was read and ported."""
+    now = os.stat(w.target)
+    then = w.job.stat
+    if (now.st_ino, now.st_size, now.st_mtime_ns) != (then.st_ino, then.st_size, then.st_mtime_ns):
+        raise CliError(f"error: {w.job.display}: changed on disk while it was being ported; "
+                       "not written (run the port again)")
+    return now
+
+
+def _make_folders(folder: Path, made: list) -> None:
+    """Create *folder* and any missing parents, noting each one created in *made*."""
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
         try:
-            mode = stat.S_IMODE(target.stat().st_mode)
+            each.mkdir()
+        except FileExistsError:
+            continue
+        made.append(each)
+
+
+def _stage(w: Write, temps: _Temporaries, made: list) -> None:
+    """Write *w*'s content (and its backup) to temporary files beside its target."""
+    if w.in_place:
+        now = _check_unchanged(w)
+        w.mode = stat.S_IMODE(now.st_mode)
+        w.staged_backup = temps.create(w.target, w.job.data, w.mode, (now.st_atime_ns, now.st_mtime_ns))
+    else:
+        _make_folders(w.target.parent, made)
+        try:
+            w.mode = stat.S_IMODE(w.target.stat().st_mode)
         except OSError:
-            mode = _default_mode()
-    tmp = _write_temp(target.parent, target.name, data, mode)
-    try:
-        os.replace(tmp, target)
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
-    _fsync_dir(target.parent)
+            w.mode = _default_mode()
+    w.staged = temps.create(w.target, w.data, w.mode)
 
 
-def write_backup(path: Path, data: bytes, original: os.stat_result) -> Path:
-    """Store *data* (the original of *path*) under the first backup name not taken; that name.
+def _claim_backup(tmp: str, path: Path) -> Path:
+    """Give the staged backup *tmp* the first backup name of *path* not taken; that name.
 
-    The backup is complete before its name appears, and an existing backup is never
-    replaced (the name is claimed with a hard link, which fails on an existing name).
+    The name is claimed with a hard link, which fails on an existing name, so an existing
+    backup is never replaced.
     """
-    tmp = _write_temp(path.parent, path.name, data, stat.S_IMODE(original.st_mode))
-    try:
-        os.utime(tmp, ns=(original.st_atime_ns, original.st_mtime_ns))
-        for name in backup_names(path):
-            try:
-                os.link(tmp, name)
-            except FileExistsError:
-                continue
-            except OSError:  # no hard links here: check, then rename
-                if name.exists() or name.is_symlink():
-                    continue
-                os.replace(tmp, name)
-            break
-    finally:
-        _unlink_quietly(tmp)
-    _fsync_dir(path.parent)
-    return name
-
-
-def _write(plan: list[Write]) -> None:
-    for w in plan:
+    for name in backup_names(path):
         try:
-            if w.in_place:
-                now = os.stat(w.target)
-                then = w.job.stat
-                if (now.st_ino, now.st_size, now.st_mtime_ns) != (then.st_ino, then.st_size, then.st_mtime_ns):
-                    raise CliError(f"error: {w.job.display}: changed on disk while it was being ported; "
-                                   "not written (run the port again)")
-                w.backup = write_backup(w.target, w.job.data, now)
-                atomic_write(w.target, w.data, stat.S_IMODE(now.st_mode))
-            else:
-                w.target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(w.target, w.data)
-        except OSError as exc:
-            raise CliError(f"error: {w.target}: {exc.strerror or exc}") from None
+            os.link(tmp, name)
+        except FileExistsError:
+            continue
+        except OSError:  # no hard links here: check, then rename
+            if name.exists() or name.is_symlink():
+                continue
+            os.replace(tmp, name)
+        return name
+
+
+def _commit(w: Write, temps: _Temporaries) -> None:
+    """Put *w*'s staged file in place (its backup first); SIGINT waits until it is done."""
+    with _SigintDeferred():
+        if w.in_place:
+            _check_unchanged(w)
+            backup = _claim_backup(w.staged_backup, w.target)
+            try:
+                _unlink_quietly(w.staged_backup)
+                temps.renamed(w.staged_backup)
+                _fsync_dir(w.target.parent)  # the backup is there before the target changes
+                os.replace(w.staged, w.target)
+            except BaseException:
+                _unlink_quietly(backup)  # the target is unchanged: no backup of it either
+                raise
+            w.backup = backup
+        else:
+            os.replace(w.staged, w.target)
+        temps.renamed(w.staged)
+        w.written = True
+        _fsync_dir(w.target.parent)
+
+
+def _write(plan: list[Write], stale: list) -> None:
+    """Stage every file, then commit them in order; on any failure no temporary file is left.
+
+    *stale* receives the paths of temporary files of earlier, killed runs that were removed.
+    A failure before the first commit leaves nothing written (CliError); one after it raises
+    WrittenInPart, naming the files written.
+    """
+    if not plan:
+        return
+    stale += remove_stale_temporaries(w.target for w in plan)
+    temps, made = _Temporaries(), []
+    current = None
+    try:
+        for current in plan:
+            _stage(current, temps, made)
+        for current in plan:
+            _commit(current, temps)
+    except OSError as exc:
+        _fail(plan, f"error: {current.target}: {exc.strerror or exc}")
+    except CliError as exc:
+        _fail(plan, str(exc))
+    finally:
+        temps.remove_all()
+        if not any(w.written for w in plan):
+            for folder in reversed(made):
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+
+
+def _fail(plan: list[Write], message: str) -> None:
+    written = [w for w in plan if w.written]
+    if not written:
+        raise CliError(message) from None
+    raise WrittenInPart(f"{message}; {len(written)} of {len(plan)} files were written (listed above), "
+                        "the others are untouched", written) from None
+
+
+def _written_line(w: Write) -> str:
+    shown = w.job.path if w.in_place else w.target
+    return f"wrote {shown}" + (f" (backup {w.backup})" if w.backup else "")
 
 
 # --------------------------------------------------------------------------- commands
@@ -988,7 +1259,7 @@ def _cmd_port(args, out, err) -> int:
     if args.in_place and args.output is not None:
         raise CliError("error: -o and --in-place cannot be combined")
     src = Path(args.path)
-    paths, skipped = _collect(src)
+    paths, skipped = _collect(src, args.follow_symlinks)
     jobs = [_read(p, str(p)) for p in paths]
     writes_files = args.in_place or args.output is not None
     if src.is_dir() and not writes_files and not args.check and args.format != "json":
@@ -1004,7 +1275,14 @@ def _cmd_port(args, out, err) -> int:
         progress.close()
 
     plan = _plan_writes(jobs, src, args)
-    _write(plan)
+    stale = []
+    try:
+        _write(plan, stale)
+    except (WrittenInPart, KeyboardInterrupt):
+        for w in plan:  # exactly what was written, whatever the format or --quiet
+            if w.written:
+                err.write(_written_line(w) + "\n")
+        raise
     unchanged = [j for j in jobs if args.in_place and not j.changed]
 
     n_findings = sum(len(c.findings) for j in jobs for c in j.cells)
@@ -1017,6 +1295,8 @@ def _cmd_port(args, out, err) -> int:
             doc["unchanged"] = [j.display for j in unchanged]
         if skipped:
             doc["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+        if stale:
+            doc["removed_temporaries"] = [str(p) for p in stale]
         out.write(json.dumps(doc, indent=2) + "\n")
         for line in failed:  # errors are shown on stderr whatever the format
             err.write(line + "\n")
@@ -1028,9 +1308,10 @@ def _cmd_port(args, out, err) -> int:
             for path, why in skipped:
                 err.write(f"{path}: skipped ({why})\n")
             err.write(_report_text(jobs) + "\n")
+            for path in stale:
+                err.write(f"removed {path} (a temporary file left by an interrupted run)\n")
             for w in plan:
-                shown = w.job.path if w.in_place else w.target
-                err.write(f"wrote {shown}" + (f" (backup {w.backup})" if w.backup else "") + "\n")
+                err.write(_written_line(w) + "\n")
             for job in unchanged:
                 err.write(f"{job.display}: nothing to port; not written, no backup\n")
         else:
@@ -1129,6 +1410,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--in-place", action="store_true",
                    help="replace the input, keeping PATH.bak (or PATH.bak.N when that exists)")
     p.add_argument("--force", action="store_true", help="overwrite an existing -o target")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="in a directory, also port what symbolic links to files or directories "
+                   "outside it point to (with --in-place: rewrite it there)")
     p.add_argument("--check", action="store_true",
                    help="exit 1 when there are findings; report only unless -o/--in-place")
     p.add_argument("--quiet", action="store_true", help="no report on stderr (errors still shown)")
@@ -1198,6 +1482,9 @@ def main(argv: Optional[list] = None, stdout=None, stderr=None) -> int:
         if args.command == "apis":
             return _cmd_apis(args, out, err)
         return _cmd_rules(args, out, err)
+    except WrittenInPart as exc:
+        err.write(f"{exc}\n")
+        return EXIT_WRITTEN_IN_PART
     except CliError as exc:
         err.write(f"{exc}\n")
         return 2

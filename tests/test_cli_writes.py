@@ -457,3 +457,287 @@ def test_sigint_while_writing_is_one_line_and_leaves_no_temporary_file(tmp_path)
     assert listing(tmp_path) in (["nb.ipynb"], ["nb.ipynb", "nb.ipynb.bak"])
     if (tmp_path / "nb.ipynb.bak").exists():
         assert (tmp_path / "nb.ipynb.bak").read_bytes() == original
+
+
+# --------------------------------------------------------------------------- directory runs: symlinks
+
+
+TORCH_PY = "import torch\nx = torch.ones(2)\n"
+PORTED_PY = "import mindspore\nx = mindspore.ops.ones(2)\n"
+
+
+def test_directory_run_does_not_follow_symlinks_out_of_the_directory(tmp_path):
+    outside = tmp_path / "outside"
+    (outside / "more").mkdir(parents=True)
+    (outside / "victim.py").write_text(TORCH_PY)
+    (outside / "more" / "other.py").write_text(TORCH_PY)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text(TORCH_PY)
+    (src / "link.py").symlink_to(outside / "victim.py")
+    (src / "linked_folder").symlink_to(outside / "more")
+    proc = cli_proc("port", src, "--in-place")
+    assert proc.returncode == 0, proc.stderr
+    assert (outside / "victim.py").read_text() == TORCH_PY
+    assert (outside / "more" / "other.py").read_text() == TORCH_PY
+    assert listing(outside) == ["more", "victim.py"] and listing(outside / "more") == ["other.py"]
+    assert (src / "a.py").read_text() == PORTED_PY
+    lines = proc.stderr.decode().splitlines()
+    assert f"{src / 'link.py'}: skipped (a symbolic link to {outside / 'victim.py'}, outside {src}; " \
+           "--follow-symlinks ports it)" in lines
+    assert f"{src / 'linked_folder'}: skipped (a symbolic link to the directory {outside / 'more'}, " \
+           f"outside {src}; --follow-symlinks ports what it holds)" in lines
+    assert f"wrote {src / 'a.py'} (backup {src / 'a.py.bak'})" in lines and "wrote" not in proc.stderr.decode().replace(f"wrote {src / 'a.py'}", "")
+
+    # asked for: the targets are ported where they are, the links stay links
+    (src / "loop").symlink_to(src)  # a cycle is not walked round
+    proc = cli_proc("port", src, "--in-place", "--follow-symlinks")
+    assert proc.returncode == 0, proc.stderr
+    assert (outside / "victim.py").read_text() == PORTED_PY
+    assert (outside / "more" / "other.py").read_text() == PORTED_PY
+    assert listing(outside) == ["more", "victim.py", "victim.py.bak"]
+    assert (src / "link.py").is_symlink() and (src / "linked_folder").is_symlink()
+    assert f"{src / 'loop'}: skipped (a symbolic link to the directory {src}, which holds it)" in proc.stderr.decode()
+
+
+def test_symlink_inside_the_directory_is_ported_once(tmp_path):
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "a.py").write_text(TORCH_PY)
+    (src / "alias.py").symlink_to("a.py")
+    (src / "sub" / "b.py").write_text(TORCH_PY)
+    (src / "z_sub").symlink_to("sub")
+    code, _, stderr = run("port", src, "--in-place")
+    assert code == 0, stderr
+    assert (src / "a.py").read_text() == PORTED_PY and (src / "sub" / "b.py").read_text() == PORTED_PY
+    assert os.readlink(src / "alias.py") == "a.py"
+    assert listing(src) == ["a.py", "a.py.bak", "alias.py", "sub", "z_sub"]
+    assert listing(src / "sub") == ["b.py", "b.py.bak"]
+    assert f"{src / 'alias.py'}: skipped (the same file as {src / 'a.py'}, which is ported (once))" in stderr
+    assert "msmagic: 2 files, 2 cells ported" in stderr
+
+    # followed, the linked folder's files are still ported once, under their own names
+    (src / "a.py").write_text(TORCH_PY)
+    (src / "sub" / "b.py").write_text(TORCH_PY)
+    code, stdout, stderr = run("port", src, "--check", "--follow-symlinks", "--format", "json")
+    assert code == 0, stderr
+    doc = json.loads(stdout)
+    assert [f["path"] for f in doc["files"]] == [str(src / "a.py"), str(src / "sub" / "b.py")]
+    assert doc["skipped"] == [
+        {"path": str(src / "alias.py"), "reason": f"the same file as {src / 'a.py'}, which is ported (once)"},
+        {"path": str(src / "z_sub" / "b.py"),
+         "reason": f"the same file as {src / 'sub' / 'b.py'}, which is ported (once)"}]
+
+
+# --------------------------------------------------------------------------- directory runs: staging
+
+
+def cli_proc_file_size_limit(*argv, max_bytes):
+    """The CLI in a subprocess that may write no file beyond *max_bytes* (RLIMIT_FSIZE): a
+    larger write fails with EFBIG, a real write error like a full disk's."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")
+    return subprocess.run([sys.executable, "-m", "msmagic", *map(str, argv)], capture_output=True,
+                          env=env, timeout=120, preexec_fn=limit)
+
+
+def test_write_error_midway_through_a_directory_writes_nothing(tmp_path):
+    from benchmarks import kill_in_place
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.py").write_text(TORCH_PY)
+    big = kill_in_place.build_notebook(src / "b.ipynb", 256 * 1024)
+    (src / "c.py").write_text(TORCH_PY)
+    before = {p.name: p.read_bytes() for p in src.iterdir()}
+
+    proc = cli_proc_file_size_limit("port", src, "--in-place", max_bytes=64 * 1024)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == f"error: {os.path.realpath(src / 'b.ipynb')}: File too large\n"
+    assert {p.name: p.read_bytes() for p in src.iterdir()} == before  # no file, backup or temporary
+
+    out = tmp_path / "out"
+    proc = cli_proc_file_size_limit("port", src, "-o", out, max_bytes=64 * 1024)
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == f"error: {out / 'b.ipynb'}: File too large\n"
+    assert not out.exists()  # the folder it made is gone too
+
+    proc = cli_proc("port", src, "--in-place")  # with room, all of it
+    assert proc.returncode == 0, proc.stderr
+    assert (src / "b.ipynb.bak").read_bytes() == big and (src / "c.py").read_text() == PORTED_PY
+
+
+def test_rename_failing_midway_names_what_was_written_and_exits_4(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py", "c.py"):
+        (src / name).write_text(TORCH_PY)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "b.py").write_text("old\n")
+    real_replace = os.replace
+
+    def b_becomes_a_folder(tmp, target):
+        if Path(target) == out / "b.py":  # something else puts a folder there meanwhile
+            (out / "b.py").unlink()
+            (out / "b.py").mkdir()
+            (out / "b.py" / "keep").write_text("")
+        return real_replace(tmp, target)  # a real EISDIR from the OS
+
+    monkeypatch.setattr(cli.os, "replace", b_becomes_a_folder)
+    code, _, stderr = run("port", src, "-o", out, "--force")
+    assert code == cli.EXIT_WRITTEN_IN_PART == 4
+    assert stderr == (f"wrote {out / 'a.py'}\n"
+                      f"error: {out / 'b.py'}: Is a directory; 1 of 3 files were written (listed above), "
+                      "the others are untouched\n")
+    assert listing(out) == ["a.py", "b.py"] and (out / "a.py").read_text() == PORTED_PY
+    assert listing(out / "b.py") == ["keep"]
+
+
+def test_file_saved_while_a_directory_is_written_stops_there_and_exits_4(tmp_path, monkeypatch):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("a.py", "b.py"):
+        (src / name).write_text(TORCH_PY)
+    real_replace = os.replace
+
+    def user_saves_b(tmp, target):
+        result = real_replace(tmp, target)
+        if Path(target) == src / "a.py":
+            (src / "b.py").write_text(TORCH_PY + "y = 1  # saved meanwhile\n")
+        return result
+
+    monkeypatch.setattr(cli.os, "replace", user_saves_b)
+    code, _, stderr = run("port", src, "--in-place", "--quiet")
+    assert code == 4
+    assert stderr == (f"wrote {src / 'a.py'} (backup {src / 'a.py.bak'})\n"
+                      f"error: {src / 'b.py'}: changed on disk while it was being ported; not written "
+                      "(run the port again); 1 of 2 files were written (listed above), the others are untouched\n")
+    assert (src / "b.py").read_text() == TORCH_PY + "y = 1  # saved meanwhile\n"
+    assert listing(src) == ["a.py", "a.py.bak", "b.py"]
+
+
+# --------------------------------------------------------------------------- temporary files
+
+
+def temporaries(folder: Path) -> list:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(cli.TEMP_SUFFIX))
+
+
+def start_port_and_wait_for_a_change(nb: Path):
+    """A ``port NB --in-place`` subprocess, returned once a new name appears beside NB."""
+    from benchmarks import kill_in_place
+
+    before = {p.name for p in nb.parent.iterdir()}
+    proc = subprocess.Popen(kill_in_place._command(nb), env=kill_in_place._env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    while proc.poll() is None and {p.name for p in nb.parent.iterdir()} <= before:
+        pass
+    assert proc.poll() is None, proc.communicate()
+    return proc
+
+
+def test_next_run_removes_temporaries_of_killed_runs_but_not_of_running_ones(tmp_path):
+    from benchmarks import kill_in_place
+
+    nb = tmp_path / kill_in_place.NAME
+    original = kill_in_place.build_notebook(nb, 3 * 2**20)
+    stopped = start_port_and_wait_for_a_change(nb)  # a run still going
+    stopped.send_signal(signal.SIGSTOP)
+    try:
+        live = temporaries(tmp_path)
+        assert live and all(name.startswith(f".nb.ipynb.{stopped.pid}.") for name in live)
+        killed = start_port_and_wait_for_a_change(nb)  # a run killed while writing
+        killed.kill()
+        killed.communicate()
+        dead = [name for name in temporaries(tmp_path) if name not in live]
+        assert len(dead) == 1 and dead[0].startswith(f".nb.ipynb.{killed.pid}.")
+
+        proc = cli_proc("port", nb, "--in-place")
+        assert proc.returncode == 0, proc.stderr
+        assert f"removed {tmp_path / dead[0]} (a temporary file left by an interrupted run)".encode() in proc.stderr
+        assert temporaries(tmp_path) == live
+    finally:
+        stopped.send_signal(signal.SIGCONT)
+    _, stderr = stopped.communicate(timeout=120)
+    assert stopped.returncode == 2  # the notebook it read was ported meanwhile: it writes nothing
+    assert stderr == (f"error: {nb}: changed on disk while it was being ported; not written "
+                      "(run the port again)\n").encode()
+    assert listing(tmp_path) == ["nb.ipynb", "nb.ipynb.bak"]
+    assert (tmp_path / "nb.ipynb.bak").read_bytes() == original
+
+
+SIGINT_SWEEP = r'''
+import io, json, os, signal, sys, tempfile
+from pathlib import Path
+from msmagic import cli
+
+os.fsync = lambda fd: None  # durability is not what is tested here; on a busy disk it is slow
+fd, scratch = tempfile.mkstemp()  # tempfile's first call takes a lock a KeyboardInterrupt can strand
+os.close(fd)
+os.unlink(scratch)
+folder = Path(sys.argv[1])
+original = {"a.py": "import torch\nx = torch.ones(2)\n", "b.py": "import torch\ny = torch.zeros(3)\n"}
+watched = {os.path.realpath(cli.__file__), os.path.realpath(tempfile.__file__)}
+results, k = [], 1
+while True:
+    for p in folder.iterdir():
+        p.unlink()
+    for name, text in original.items():
+        (folder / name).write_text(text)
+    state = {"armed": False, "lines": 0, "sent": False}
+
+    def local(frame, event, arg):
+        if event == "return" and frame.f_code.co_name == "_write":
+            state["armed"] = False  # the writing is over
+        if event == "line" and state["armed"] and not state["sent"]:
+            state["lines"] += 1
+            if state["lines"] == k:
+                state["sent"] = True
+                os.kill(os.getpid(), signal.SIGINT)  # a real SIGINT at the k-th line written
+        return local
+
+    def tracer(frame, event, arg):
+        if frame.f_code is tempfile.mkstemp.__code__:
+            state["armed"] = True  # from the first temporary file to the end of _write
+        if os.path.realpath(frame.f_code.co_filename) in watched:
+            return local
+        return None
+
+    sys.settrace(tracer)
+    try:
+        code = cli.main(["port", str(folder), "--in-place", "--quiet"], stdout=io.StringIO(), stderr=io.StringIO())
+    finally:
+        sys.settrace(None)
+    names = sorted(p.name for p in folder.iterdir())
+    complete = all((folder / n).read_text() in (t, t.replace("torch.ones(2)", "mindspore.ops.ones(2)")
+                   .replace("torch.zeros(3)", "mindspore.ops.zeros(3)").replace("import torch", "import mindspore"))
+                   for n, t in original.items())
+    backups = all((folder / n).read_text() == original[n[:-4]] for n in names if n.endswith(".bak"))
+    results.append({"k": k, "sent": state["sent"], "code": code, "names": names,
+                    "complete": complete and backups})
+    if not state["sent"]:
+        break
+    k += 1
+print(json.dumps(results))
+'''
+
+
+def test_sigint_at_any_moment_of_writing_leaves_no_temporary_file(tmp_path):
+    """A real SIGINT at every line of the writing code in turn (a directory, --in-place)."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    proc = subprocess.run([sys.executable, "-c", SIGINT_SWEEP, str(folder)], capture_output=True,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)
+    assert len(results) > 50 and not results[-1]["sent"] and results[-1]["code"] == 0
+    assert results[-1]["names"] == ["a.py", "a.py.bak", "b.py", "b.py.bak"]
+    left = [(r["k"], r["names"]) for r in results if any(n.endswith(cli.TEMP_SUFFIX) for n in r["names"])]
+    assert left == []
+    assert all(r["complete"] for r in results)
+    assert {r["code"] for r in results[:-1]} == {130}
