@@ -592,3 +592,48 @@ def test_line_positions_are_those_of_the_cell_with_its_tail_set_aside():
     assert [(e.rule_id, e.before, e.after) for e in r.edits] == [
         ("IMP001", (1, 1), (1, 1)), ("FUN009", (2, 2), (2, 2))]
     assert not finding_ids(r)
+
+
+# ----------------------------------------------------------------------------- comments in rewritten calls
+
+
+def test_comments_in_a_call_whose_arguments_the_port_packs_or_drops_are_kept():
+    """``torch.zeros(3,  # rows`` packs its sizes into one tuple, ``device=`` goes: their
+    comments used to go with them."""
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(2)
+            z = torch.zeros(3,  # rows
+                            4)
+            a = torch.zeros_like(x,
+                                 device="cpu",  # where
+                                 dtype=torch.float32)
+            b = torch.ones(4, device="cpu",  # where
+                           dtype=torch.float32)
+            c = torch.zeros_like(x,
+                                 device="cpu"  # last
+                                 )
+            layer = torch.nn.Linear(2,  # in
+                                    3, bias=True,  # with a bias
+                                    device="cpu")
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones(2)
+            z = mindspore.ops.zeros((3,  # rows
+                            4))
+            a = mindspore.ops.zeros_like(x,
+                                 # where
+                                 dtype=mindspore.float32)
+            b = mindspore.ops.ones(4,  # where
+                           dtype=mindspore.float32)
+            c = mindspore.ops.zeros_like(x,
+                                 # last
+                                 )
+            layer = mindspore.nn.Dense(2,  # in
+                                    3, has_bias=True,  # with a bias
+                                    )
+        """,
+        edits={"IMP001", "FUN009", "FUN017", "FUN001", "DAT005", "DEV003", "LAY001"},
+    )
