@@ -1464,7 +1464,7 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                          "loss computed elsewhere; move its computation here (rule TRN004)")
             return p
     p.forward = forward
-    for i, _, magics in _timings(stmts, p):
+    for i, _, magics in _timings(ctx, stmts, p):
         if "timeit" in magics:
             p.problem = (back, _TIMEIT.format(stmt=_statement_text(stmts[i])), _TIMEIT_COMMENT)
             return p
@@ -1504,11 +1504,16 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
     return p
 
 
-def _timings(stmts, p) -> list:
+def _timings(ctx, stmts, p) -> list:
     """The statements of a step that carry a timing magic (``%time``, ``%prun``,
     ``%timeit``) and leave their place: those moving into the forward function and the
     backward() calls the step call replaces. (statement index, the mark naming its
     timing, the magics), in order."""
+    memo = ctx.scratch("training")
+    if "times" not in memo:
+        memo["times"] = ctx.times_statements
+    if not memo["times"]:
+        return []
     backs = [i for i, r in p.index.items() if r == "backward"]
     return [(i, mark, magics) for i in sorted({*p.forward, *backs})
             for mark, magics in timing_marks(_code(stmts[i].with_changes(leading_lines=())))]
@@ -1543,6 +1548,15 @@ class _Untimed(cst.CSTTransformer):
             return updated_node
         self.dropped += [m for m in marks if m != self.keep]
         return _comment_set(updated_node, without_timing_marks(updated_node.comment.value))
+
+
+def _untimed_line(line, untimed: _Untimed):
+    """``line`` with its timing marks off (see :class:`_Untimed`); a simple line keeps
+    the nodes of its statements."""
+    if isinstance(line, cst.SimpleStatementLine):
+        return line.with_changes(trailing_whitespace=untimed.leave_TrailingWhitespace(
+            line.trailing_whitespace, line.trailing_whitespace))
+    return line.visit(untimed)
 
 
 def _comment_set(tw, text: str):
@@ -1728,10 +1742,12 @@ def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
     # where %time binds nothing the function sees (it executes in a copy of its locals) and
     # %prun reads the notebook's names only: the first timing goes on the step call, whose
     # names stay where the statements' were; a timed backward() is timed there too
-    timed = _timings(stmts, p)
+    timed = _timings(ctx, stmts, p)
     dropped = timed if _in_function(ctx) else timed[1:]  # in a function: timed backward() calls
     untimed = _Untimed(timed[0][1] if timed and len(dropped) < len(timed) else "")
-    fwd_lines = [line.visit(untimed) for line in fwd_lines]
+    timed_at = {i for i, _, _ in timed}
+    # only the timed lines change (the nodes of the others are what their edits point at)
+    fwd_lines = [_untimed_line(line, untimed) if i in timed_at else line for i, line in zip(p.forward, fwd_lines)]
     vag = _code(ctx.ref("mindspore.value_and_grad")).strip()
     has_aux = len(outs) > 1
     ret = _stmt(f"return {', '.join(outs)}\n")
