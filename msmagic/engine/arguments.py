@@ -88,6 +88,7 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
         if name in e.drop:
             ctx.changes.append(f"dropped {name}=")
             ctx.edit(e.drop[name], None, detail=f"{name}= dropped: {ctx.code(arg.value).strip()}")
+            build.carry_comments(new_args, arg)
             continue
         if name in e.unsupported:
             spec = e.unsupported[name]
@@ -97,10 +98,12 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
                     rule_id, f"{name}={ctx.code(arg.value).strip()}: {reason}",
                     comment=f"{name}= has no MindSpore equivalent, removed",
                 )
+                build.carry_comments(new_args, arg)
                 continue
             if name not in e.values:  # a harmless value (PyTorch's default):
                 # MindSpore has no such parameter, so passing it on would raise
                 ctx.changes.append(f"dropped {name}= (default value)")
+                build.carry_comments(new_args, arg)
                 continue
             # otherwise the value transform below decides
         out_name = e.rename.get(name, name) if name else None
@@ -118,6 +121,7 @@ def apply(ctx, func=None, spec=None) -> cst.Call:
             if isinstance(new_value, tuple):  # (new keyword, value)
                 out_name, new_value = new_value
             if new_value is False:  # the transform removed the argument
+                build.carry_comments(new_args, arg)
                 continue
             if new_value is not None and new_value is not arg.value:
                 value = new_value

@@ -147,6 +147,48 @@ def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
     return cst.Arg(keyword=cst.Name(name), value=value, equal=KEYWORD_EQUAL)
 
 
+class _Comments(cst.CSTVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found: list = []
+
+    def visit_Comment(self, node) -> None:
+        self.found.append(node)
+
+
+def comments_in(node) -> list:
+    """The comments in ``node`` (whitespace included), in source order."""
+    visitor = _Comments()
+    node.visit(visitor)
+    return visitor.found
+
+
+def carry_comments(kept: list, dropped: cst.Arg) -> None:
+    """Keep the comments of an argument a rewrite removes (``device="cpu",  # where`` on
+    its own line of a call) in the call: on lines of their own after the comma of the
+    last argument kept before it (``kept[-1]``), at the dropped argument's indentation.
+    Nothing is kept when no argument comes before it."""
+    comments = comments_in(dropped)
+    if not comments or not kept or not isinstance(kept[-1].comma, cst.Comma):
+        return
+    comma = kept[-1].comma
+    ws = comma.whitespace_after
+    theirs = dropped.comma.whitespace_after if isinstance(dropped.comma, cst.Comma) else None
+    if (isinstance(ws, cst.SimpleWhitespace) and isinstance(theirs, cst.ParenthesizedWhitespace)
+            and len(comments_in(theirs)) == len(comments)):
+        new_ws = theirs  # ``a, b=1,  # note`` + newline: the comment ends the line it was on
+    elif isinstance(ws, cst.ParenthesizedWhitespace):
+        new_ws = ws.with_changes(empty_lines=[*ws.empty_lines, *(
+            cst.EmptyLine(indent=ws.indent, whitespace=ws.last_line, comment=c) for c in comments)])
+    elif isinstance(theirs, cst.ParenthesizedWhitespace):
+        lines = [cst.EmptyLine(indent=theirs.indent, whitespace=theirs.last_line, comment=c) for c in comments[1:]]
+        new_ws = theirs.with_changes(first_line=cst.TrailingWhitespace(
+            whitespace=cst.SimpleWhitespace("  "), comment=comments[0]), empty_lines=lines)
+    else:
+        return
+    kept[-1] = kept[-1].with_changes(comma=comma.with_changes(whitespace_after=new_ws))
+
+
 def join_args(new_args: list[cst.Arg], old_args) -> list[cst.Arg]:
     """Separators between rewritten arguments; the last argument keeps the call's
     original trailing-comma style, so multi-line calls stay multi-line."""
@@ -165,7 +207,10 @@ def join_args(new_args: list[cst.Arg], old_args) -> list[cst.Arg]:
     out = []
     for i, a in enumerate(new_args):
         if i == len(new_args) - 1:
-            out.append(a.with_changes(comma=trailing))
+            # an argument that was followed by one the rewrite removed keeps its comma when
+            # a comment follows it (``bias=True,  # b`` then ``device='cpu')``)
+            keep = isinstance(a.comma, cst.Comma) and a.comma is not trailing and comments_in(a.comma)
+            out.append(a if keep else a.with_changes(comma=trailing))
         elif isinstance(a.comma, cst.Comma) and a.comma is not trailing:
             out.append(a)
         else:

@@ -53,6 +53,12 @@ class Context:
         return holders[-1] if holders else None
 
     @property
+    def times_statements(self) -> bool:
+        """Does the cell time a statement (``%time stmt``, which the port sees as the
+        statement with a comment naming its timing: ``engine.ipython.timing_marks``)?"""
+        return "__msmagic_timed_" in self._w.state.text
+
+    @property
     def enclosing_statements(self) -> tuple:
         """Original statements enclosing this node, outermost first (the last is
         :attr:`statement`)."""

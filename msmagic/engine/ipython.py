@@ -18,8 +18,10 @@ it is.
 What libcst does not keep by itself is set aside here too and put back as written: a
 byte order mark, a ``\r`` ending the cell, form feeds in the indentation of a statement,
 and blank or comment lines ending the cell that libcst would drop. A timed statement
-carries a comment naming it through the port, so its prefix goes back on the statement
-it timed, whatever a rule made of it.
+carries a comment naming it (and the magics timing it) through the port, so its prefix
+goes back on the statement it timed, whatever a rule made of it; a rule that moves the
+statement where the magic would not work (into a function it generates) moves the comment,
+and with it the timing, or marks the timing dropped (:func:`timing_marks`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,10 @@ import tokenize
 from typing import NamedTuple, Optional
 
 _PLACEHOLDER = "__msmagic_ipython_{}__"
-_TIMED_MARK = "__msmagic_timed_{}__"
+#: the comment naming a timed statement: its line and the magics timing it, outermost
+#: first (``__msmagic_timed_4_time__``, ``__msmagic_timed_7_time_timeit__``)
+_TIMED_MARK = "__msmagic_timed_{}_{}__"
+_TIMED_MARK_RE = re.compile(r"__msmagic_timed_(\d+)_(\w+?)__")
 #: what the cell-magic line is while the body is ported: a comment, so it is no
 #: statement (libcst keeps leading comments in the module header, above added imports)
 _HEADER = "# __msmagic_ipython_cell__"
@@ -213,15 +218,15 @@ def _mask_ipython(source: str) -> Masked:
             at = header.statement_at
             if header.line[at:].strip():  # %%timeit -n 3 <setup statement>
                 prefixes[i] = header.line[:at]
-                out.append(_marked(header.line[at:], i, markers))
+                out.append(_marked(header.line[at:], i, markers, (header.name,)))
             else:
                 out.append(_HEADER)
             continue
         timed = _timed(line)
         if timed is not None:
-            indent, prefix, stmt = timed
+            indent, prefix, stmt, names = timed
             prefixes[i] = prefix
-            out.append(indent + _marked(stmt, i, markers))
+            out.append(indent + _marked(stmt, i, markers, names))
             continue
         stripped = line.lstrip()
         if _MAGIC_START.match(line) or _HELP.match(line) or _ASSIGN_MAGIC.match(line):
@@ -244,9 +249,10 @@ def _mask_ipython(source: str) -> Masked:
     return masked
 
 
-def _marked(stmt: str, index: int, markers: dict[int, str]) -> str:
-    """A timed statement with a comment naming it, when the statement is whole on its
-    line (a comment cannot follow a line that continues: ``f(x,`` or ``s = '''...``)."""
+def _marked(stmt: str, index: int, markers: dict[int, str], names: tuple) -> str:
+    """A timed statement with a comment naming it (and the magics ``names`` timing it),
+    when the statement is whole on its line (a comment cannot follow a line that
+    continues: ``f(x,`` or ``s = '''...``)."""
     end = len(stmt) - len(stmt.rstrip("\r"))
     code = stmt[: len(stmt) - end]
     try:
@@ -254,10 +260,35 @@ def _marked(stmt: str, index: int, markers: dict[int, str]) -> str:
         ast.parse(code.strip())
     except (SyntaxError, ValueError, tokenize.TokenError, IndentationError):
         return stmt
-    key = _TIMED_MARK.format(index)
+    key = _TIMED_MARK.format(index, "_".join(names))
     has_comment = any(t.type == tokenize.COMMENT for t in tokens)
     markers[index] = f"  {key}" if has_comment else f"  # {key}"
     return code + markers[index] + stmt[len(stmt) - end:]
+
+
+def timing_marks(text: str) -> list[tuple[str, tuple]]:
+    """The comments naming timed statements in ``text`` (code as the rules see it):
+    (the mark, the magics timing its statement, outermost first: ``("time",)``), in
+    order. A rule that moves a timed statement where its magic would not work (into a
+    function it generates: ``%time`` runs a statement in a copy of the function's locals,
+    so what it binds is lost) moves the mark with the timing, onto the line that keeps
+    the statement's bindings visible."""
+    return [(m.group(0), tuple(m.group(2).split("_"))) for m in _TIMED_MARK_RE.finditer(text)]
+
+
+def timing_dropped(mark: str) -> str:
+    """What a rule writes in place of a timing mark whose timing it drops (the statement
+    moved where the timing cannot follow, and another statement's timing went on the
+    line that replaced it): :func:`unmask` takes the statement's timing prefix off and
+    this text away, and changes no line."""
+    return mark.replace("__msmagic_timed_", "__msmagic_untimed_", 1)
+
+
+def without_timing_marks(comment: str) -> str:
+    """The text of a comment without the timed-statement marks in it ("" when nothing
+    else is left)."""
+    text = re.sub(r"[ \t]*#?[ \t]*" + _TIMED_MARK_RE.pattern, "", comment).strip()
+    return "" if text in ("", "#") else text
 
 
 def _logical_starts(text: str) -> Optional[set[int]]:
@@ -345,22 +376,25 @@ def _verbatim(source: str) -> Masked:
     return Masked("\n".join("" for _ in source.split("\n")), {}, {}, verbatim=source)
 
 
-def _timed(line: str) -> Optional[tuple[str, str, str]]:
-    """``%time <statement>`` -> (indent, "%time ", statement); None for other lines
-    and for a timing magic with options only. Stacked magics (``%time %timeit -n 3
-    stmt``, which IPython runs) are one prefix."""
+def _timed(line: str) -> Optional[tuple[str, str, str, tuple]]:
+    """``%time <statement>`` -> (indent, "%time ", statement, ("time",)); None for
+    other lines and for a timing magic with options only. Stacked magics (``%time
+    %timeit -n 3 stmt``, which IPython runs) are one prefix, their names outermost
+    first."""
     m = _TIMED.match(line)
     if m is None:
         return None
     indent = m.group("indent")
     stmt = line
+    names = []
     while m is not None:
         name, rest = m.group("name"), m.group("rest")
+        names.append(name)
         stmt = rest[options_end(name, rest):]
         m = _TIMED.match(stmt)
     if not stmt.strip():
         return None
-    return indent, line[len(indent): len(line) - len(stmt)], stmt
+    return indent, line[len(indent): len(line) - len(stmt)], stmt, tuple(names)
 
 
 def unmask(text: str, masked: Masked) -> str:
@@ -390,6 +424,13 @@ def unmask(text: str, masked: Masked) -> str:
     removed: set[int] = set()  # timed statements the port removed (a rule kept the marker)
     for idx, suffix in masked.markers.items():
         key = suffix.lstrip(" #")
+        dropped = timing_dropped(key)
+        for j, line in enumerate(lines):
+            if dropped in line:  # a rule dropped this timing (see timing_dropped)
+                lines[j] = re.sub(r"[ \t]*#?[ \t]*" + re.escape(dropped), "", line, count=1)
+                removed.add(idx)
+                if not lines[j].strip():
+                    gone.add(j)
         for j, line in enumerate(lines):
             if key not in line:
                 continue

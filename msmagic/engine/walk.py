@@ -167,14 +167,19 @@ class Walker(KindScope, cst.CSTTransformer):
                 result = result.with_changes(leading_lines=[*lead, *result.leading_lines])
             if isinstance(result, cst.SimpleStatementLine) and not result.body:
                 if self.depth == 0:
+                    # its comment lines, and the comment ending its line, go to the next
+                    # statement (``import torch.optim as O  # note`` removed: "# note" stays)
                     self.orphan_lines.extend(result.leading_lines)
+                    own = result.trailing_whitespace.comment
+                    if own is not None:
+                        self.orphan_lines.append(cst.EmptyLine(comment=own))
                     self.edit_log.by_holder.pop(id(original), None)
                     return cst.RemovalSentinel.REMOVE
                 result = result.with_changes(body=[cst.Pass()])
             elif isinstance(result, cst.RemovalSentinel) and self.depth > 0:
                 result = original.with_changes(body=[cst.Pass()]) if isinstance(original, cst.SimpleStatementLine) else result
             if self.depth == 0 and self.orphan_lines and isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                result = result.with_changes(leading_lines=[*self.orphan_lines, *result.leading_lines])
+                result = result.with_changes(leading_lines=_joined_lines(self.orphan_lines, result.leading_lines))
                 self.orphan_lines = []
             if self.depth == 0 and kind is not cst.FunctionDef and kind is not cst.ClassDef:
                 self._flag_calls_of_flagged_functions(original)
@@ -843,6 +848,21 @@ def _flagged_path(name: str, here: dict, earlier: dict) -> tuple[list, tuple]:
                 seen.add(callee)
                 stack.append([*path, callee])
     return [name], ()
+
+
+def _joined_lines(carried: list, lines) -> list:
+    """The comment and blank lines of removed statements (``carried``) above a statement's
+    own ``lines``. Blank lines that met where the statements were are one run, as long as
+    the longer of the two: removing ``import torch.optim as O`` between blank lines keeps
+    one separation, neither doubling it nor taking it away."""
+    lines = list(lines)
+    k1 = next((n for n, e in enumerate(reversed(carried)) if e.comment is not None), len(carried))
+    k2 = next((n for n, e in enumerate(lines) if e.comment is not None), len(lines))
+    if not k1 or not k2:
+        return [*carried, *lines]
+    if k2 >= k1:
+        return [*carried[: len(carried) - k1], *lines]
+    return [*carried, *lines[k2:]]
 
 
 def _marked(statement) -> bool:

@@ -23,12 +23,21 @@ def pack_positional(call: cst.Call, start: int = 0) -> cst.Call:
     def element(i):
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i != last else (
             cst.Comma() if len(packed) == 1 else cst.MaybeSentinel.DEFAULT)
+        if i != last and _has_comment(args[i].comma):  # ``torch.zeros(3,  # rows`` keeps it
+            comma = args[i].comma
         if args[i].star == "*":
             return cst.StarredElement(value=args[i].value, comma=comma)
         return cst.Element(value=args[i].value, comma=comma)
 
     merged = cst.Arg(value=cst.Tuple(elements=[element(i) for i in packed]), comma=args[last].comma)
     return call.with_changes(args=[*args[:first], merged, *args[last + 1:]])
+
+
+def _has_comment(node) -> bool:
+    """Does the whitespace of ``node`` (a comma) hold a comment?"""
+    ws = getattr(node, "whitespace_after", None)
+    return isinstance(ws, cst.ParenthesizedWhitespace) and (
+        ws.first_line.comment is not None or any(e.comment is not None for e in ws.empty_lines))
 
 
 def truthy_literal(site, arg) -> bool:

@@ -29,6 +29,7 @@ from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
 from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine import build as B
+from msmagic.engine.ipython import timing_dropped, timing_marks, without_timing_marks
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.names import param_names
 from msmagic.engine.spec import api, statement_hook
@@ -95,7 +96,15 @@ register(
         top level for a name a loop binds to the parameters. This needs the gradients
         zeroed before the forward pass (else PyTorch adds them to older ones) and no read
         after a later ``zero_grad()`` (PyTorch's ``.grad`` is None then); otherwise the
-        backward is flagged (TRN004).
+        backward is flagged (TRN004). A timing magic on a statement that moves into the
+        forward function (``%time loss = criterion(out, y)``), or on ``backward()``, times
+        the step call instead (``%time (loss, out), grads = grad_fn()``): IPython runs the
+        statement of ``%time`` in a copy of a function's variables and that of ``%prun`` in
+        the notebook's namespace, so in ``forward_fn`` the names it binds would be lost.
+        In a function's step the timing of ``backward()`` is dropped (on the step call it
+        would lose the call's names). ``%timeit`` (it binds nothing and runs a statement
+        many times), and ``%time``/``%prun`` on the forward pass of a function's step (they
+        bind nothing there in PyTorch either), leave the step flagged (TRN004).
     """,
     seed=SEED + " › nn.Cell gradient / Optimizer Execution and Usage Differences",
     reference="r2.4.10/api_mapping/pytorch_api_mapping.md (torch.Tensor.backward)",
@@ -462,6 +471,14 @@ _MANUAL = ("; where the code reads p.grad use the matching gradient (for p, g in
            "zip(model.trainable_params(), grads)), and update a Parameter with ops.assign(p, p - lr * g): "
            "p -= ... makes a new tensor and leaves the Parameter unchanged")
 _NO_STEP_COMMENT = "backward() not ported: no optimizer.step() in this block; use mindspore.value_and_grad"
+_TIMEIT = ("%timeit on `{stmt}` in the training step: timeit runs a statement many times in a namespace "
+           "of its own (it binds nothing, and a timed backward() adds up its gradients), which the "
+           "rewrite into a forward function cannot keep; time the step with %time, or port it by hand")
+_TIMED_IN_FUNCTION = (
+    "%{magic} on `{stmt}` in a function: IPython runs it in {where}, so {what}, in PyTorch too; the "
+    "timing cannot move onto the step call (the names that call binds would be lost the same way); "
+    "time the call of the function, or port the step by hand")
+_TIMEIT_COMMENT = "%timeit in the training step; step not rewritten (rule TRN004)"
 
 
 _CONSTANTS = frozenset({"True", "False", "None"})
@@ -1447,6 +1464,19 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                          "loss computed elsewhere; move its computation here (rule TRN004)")
             return p
     p.forward = forward
+    for i, _, magics in _timings(ctx, stmts, p):
+        if "timeit" in magics:
+            p.problem = (back, _TIMEIT.format(stmt=_statement_text(stmts[i])), _TIMEIT_COMMENT)
+            return p
+        if (p.index.get(i) != "backward" or "prun" in magics) and _in_function(ctx):
+            magic = "prun" if "prun" in magics else magics[0]
+            p.problem = (back, _TIMED_IN_FUNCTION.format(
+                magic=magic, stmt=_statement_text(stmts[i]),
+                where="the notebook's namespace" if magic == "prun" else "a copy of the function's variables",
+                what="it does not see the function's variables" if magic == "prun" else
+                "the names it binds are not the function's"),
+                f"%{magic} in the training step of a function; step not rewritten (rule TRN004)")
+            return p
     if top and p.grd:
         p.problem = (p.step, "the gradients of this step are taken of requires_grad tensors at the top "
                      "level of the cell; put the step in a loop or function body, or port it by hand "
@@ -1472,6 +1502,86 @@ def _plan(ctx, stmts, top: bool = False) -> _Plan:
                     if i not in p.index and ".grad" in _code(stmts[i]) and reads(stmts[i])]
     p.rewrite = True
     return p
+
+
+def _timings(ctx, stmts, p) -> list:
+    """The statements of a step that carry a timing magic (``%time``, ``%prun``,
+    ``%timeit``) and leave their place: those moving into the forward function and the
+    backward() calls the step call replaces. (statement index, the mark naming its
+    timing, the magics), in order."""
+    memo = ctx.scratch("training")
+    if "times" not in memo:
+        memo["times"] = ctx.times_statements
+    if not memo["times"]:
+        return []
+    backs = [i for i, r in p.index.items() if r == "backward"]
+    return [(i, mark, magics) for i in sorted({*p.forward, *backs})
+            for mark, magics in timing_marks(_code(stmts[i].with_changes(leading_lines=())))]
+
+
+def _in_function(ctx) -> bool:
+    """Is the statement being ported inside a function (where a line magic does not bind
+    the function's names)?"""
+    return any(type(h) is cst.FunctionDef for h in ctx.enclosing_statements)
+
+
+def _statement_text(stmt) -> str:
+    """A statement's code as a finding names it: its first line, without its comment."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return "; ".join(_code(small).strip() for small in stmt.body)
+    return _code(stmt.with_changes(leading_lines=())).strip().splitlines()[0].split("  #")[0]
+
+
+class _Untimed(cst.CSTTransformer):
+    """The lines of the forward pass without their timing marks; each mark but ``keep``
+    (the timing that goes on the step call) is collected as a timing dropped."""
+
+    def __init__(self, keep: str):
+        super().__init__()
+        self.keep, self.dropped = keep, []
+
+    def leave_TrailingWhitespace(self, original_node, updated_node):
+        if updated_node.comment is None:
+            return updated_node
+        marks = [m for m, _ in timing_marks(updated_node.comment.value)]
+        if not marks:
+            return updated_node
+        self.dropped += [m for m in marks if m != self.keep]
+        return _comment_set(updated_node, without_timing_marks(updated_node.comment.value))
+
+
+def _untimed_line(line, untimed: _Untimed):
+    """``line`` with its timing marks off (see :class:`_Untimed`); a simple line keeps
+    the nodes of its statements."""
+    if isinstance(line, cst.SimpleStatementLine):
+        return line.with_changes(trailing_whitespace=untimed.leave_TrailingWhitespace(
+            line.trailing_whitespace, line.trailing_whitespace))
+    return line.visit(untimed)
+
+
+def _comment_set(tw, text: str):
+    """Trailing whitespace ``tw`` with the comment ``text`` (none when empty)."""
+    if not text:
+        return tw.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
+    return tw.with_changes(comment=cst.Comment(text),
+                           whitespace=tw.whitespace if tw.comment is not None else cst.SimpleWhitespace("  "))
+
+
+def _timed_call(call, tw, mark: Optional[str]):
+    """The step call ending in ``tw`` (the trailing whitespace of the line it replaces),
+    timed by ``mark``: the other timing marks in ``tw`` are dropped."""
+    if tw.comment is not None and timing_marks(tw.comment.value):
+        text = tw.comment.value
+        for other, _ in timing_marks(text):
+            if other != mark:
+                text = text.replace(other, timing_dropped(other))
+        tw = tw.with_changes(comment=cst.Comment(text))
+        if mark is None or mark in text:
+            return call.with_changes(trailing_whitespace=tw)
+    if mark is not None:
+        text = f"{tw.comment.value}  # {mark}" if tw.comment is not None else f"# {mark}"
+        tw = _comment_set(tw, text)
+    return call.with_changes(trailing_whitespace=tw)
 
 
 def _several_steps(ctx, stmts, p, step_at: list, top: bool) -> _Plan:
@@ -1592,6 +1702,8 @@ class _Step:
     first: list
     #: statements right after the call (the table of gradients a .grad read looks up)
     after: list = field(default_factory=list)
+    #: the timing mark the call carries (see :func:`_timings`), or None
+    timing: Optional[str] = None
 
 
 def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
@@ -1626,9 +1738,22 @@ def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
     targets += aux
     fwd_name, grad_name = ctx.fresh_name("forward_fn"), ctx.fresh_name("grad_fn")
     grads = ctx.fresh_name("grads")
+    # a timing magic on a statement moving into the forward function would run there,
+    # where %time binds nothing the function sees (it executes in a copy of its locals) and
+    # %prun reads the notebook's names only: the first timing goes on the step call, whose
+    # names stay where the statements' were; a timed backward() is timed there too
+    timed = _timings(ctx, stmts, p)
+    dropped = timed if _in_function(ctx) else timed[1:]  # in a function: timed backward() calls
+    untimed = _Untimed(timed[0][1] if timed and len(dropped) < len(timed) else "")
+    timed_at = {i for i, _, _ in timed}
+    # only the timed lines change (the nodes of the others are what their edits point at)
+    fwd_lines = [_untimed_line(line, untimed) if i in timed_at else line for i, line in zip(p.forward, fwd_lines)]
     vag = _code(ctx.ref("mindspore.value_and_grad")).strip()
     has_aux = len(outs) > 1
     ret = _stmt(f"return {', '.join(outs)}\n")
+    if untimed.dropped:  # their timing goes: the step call has one
+        ret = ret.with_changes(trailing_whitespace=_comment_set(
+            ret.trailing_whitespace, "# " + "  ".join(timing_dropped(m) for m in untimed.dropped)))
     header = _stmt(f"def {fwd_name}({', '.join(params)}):\n    pass\n")
     fn = header.with_changes(body=header.body.with_changes(body=[*fwd_lines, ret]))
     gfn = _stmt(f"{grad_name} = {vag}({fwd_name}, None, {weights}"
@@ -1637,7 +1762,19 @@ def _build(ctx, p, stmts, fwd_lines, varying, weights, how) -> _Step:
     call = _stmt(f"{unpack}, {grads} = {grad_name}({', '.join(params)})\n")
     detail = (f"{fwd_name}({', '.join(params)}) returns {', '.join(outs)}; "
               f"{grad_name} = value_and_grad(...) before the loop; {how}")
-    return _Step(fn, gfn, call, grads, detail, first)
+    step = _Step(fn, gfn, call, grads, detail, first)
+    if len(dropped) < len(timed):
+        i, step.timing, magics = timed[0]
+        call = step.call = _timed_call(call, call.trailing_whitespace, step.timing)
+        detail += (f"; %{magics[0]} on `{_statement_text(stmts[i])}` times the step call {unpack}, {grads} = "
+                   f"{grad_name}(...) (the forward pass and the gradients), where the names it binds stay "
+                   "visible")
+    if dropped:
+        detail += "; the timing of " + ", ".join(f"`{_statement_text(stmts[j])}`" for j, _, _ in dropped) + (
+            " is dropped" if len(dropped) < len(timed) else
+            " is dropped: in a function, timing the step call would lose the names it binds")
+    step.detail = detail
+    return step
 
 
 def _log(ctx, p, step: _Step) -> None:
@@ -2958,7 +3095,7 @@ def _top_step(ctx, p, stmts, i, original, updated):
             _handled(ctx).add(id(original))
         _log(ctx, p, step)
         fn = step.fn.with_changes(leading_lines=[*lead, *updated.leading_lines])
-        call = step.call.with_changes(trailing_whitespace=updated.trailing_whitespace)
+        call = _timed_call(step.call, updated.trailing_whitespace, step.timing)
         return cst.FlattenSentinel([fn, step.gfn, call, *lookup, *[kept[k] for k in p.between]])
     if role == "clip":
         return _clip(ctx, original, updated, state["grads"]).with_changes(leading_lines=updated.leading_lines)

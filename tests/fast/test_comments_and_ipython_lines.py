@@ -175,6 +175,180 @@ def test_the_timing_marker_never_reaches_the_output():
     assert r.code == "import mindspore\n%time a = mindspore.ops.ones(2)\n%time b = 1  # note\n"
 
 
+# ------------------------------------------------------ line magics in a rewritten training step
+
+STEP = """
+    import torch
+    import torch.nn as nn
+    model = nn.Linear(4, 2)
+    criterion = nn.MSELoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.ones(3, 4)
+    y = torch.zeros(3, 2)
+"""
+STEP_OUT = """
+    import mindspore
+    import mindspore.nn as nn
+    model = nn.Dense(4, 2)
+    criterion = nn.MSELoss()
+    opt = mindspore.nn.SGD(model.trainable_params(), learning_rate=0.1)
+    x = mindspore.ops.ones((3, 4))
+    y = mindspore.ops.zeros((3, 2))
+"""
+
+
+def assert_ports_step(body: str, body_after: str):
+    """:func:`assert_ports_ipython` of a training cell: the model, loss and optimizer,
+    then ``body``."""
+    return assert_ports_ipython(dedent(STEP) + dedent(body), dedent(STEP_OUT) + dedent(body_after),
+                                dedent_text=False)
+
+
+def test_a_timed_forward_statement_times_the_step_call_where_its_names_stay_visible():
+    """``%time loss = ...`` moved into forward_fn: IPython runs it in a copy of the
+    function's locals, so ``return loss`` raised NameError. The timing goes on the step
+    call, which binds ``loss`` in the loop; the user's comment stays on its statement."""
+    r = assert_ports_step("""
+        for epoch in range(3):
+            opt.zero_grad()
+            out = model(x)
+            %time loss = criterion(out, y)  # the loss
+            loss.backward()
+            opt.step()
+    """, """
+        def forward_fn():
+            out = model(x)
+            loss = criterion(out, y)  # the loss
+            return loss, out
+        grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters, has_aux=True)
+        for epoch in range(3):
+            %time (loss, out), grads = grad_fn()
+            opt(grads)
+    """)
+    step = next(e for e in r.edits if e.rule_id == "TRN001" and e.api == "loss.backward()")
+    assert "%time on `loss = criterion(out, y)` times the step call" in step.detail
+    assert not r.unsupported
+
+
+def test_a_timed_backward_times_the_step_call_and_a_second_timing_is_dropped():
+    r = assert_ports_step("""
+        for epoch in range(3):
+            opt.zero_grad()
+            %prun -l 4 out = model(x)
+            %time loss = criterion(out, y)
+            %time loss.backward()  # slow
+            opt.step()
+    """, """
+        def forward_fn():
+            out = model(x)
+            loss = criterion(out, y)
+            return loss, out
+        grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters, has_aux=True)
+        for epoch in range(3):
+            %prun -l 4 (loss, out), grads = grad_fn()
+            # slow
+            opt(grads)
+    """)
+    step = next(e for e in r.edits if e.rule_id == "TRN001" and e.api == "loss.backward()")
+    assert "the timing of `loss = criterion(out, y)`, `loss.backward()` is dropped" in step.detail
+
+
+def test_a_timed_step_at_the_top_level_of_a_cell_times_the_step_call():
+    assert_ports_step("""
+        opt.zero_grad()
+        out = model(x)
+        %time loss = criterion(out, y)
+        loss.backward()  # backprop
+        opt.step()
+    """, """
+        def forward_fn():
+            out = model(x)
+            loss = criterion(out, y)
+            return loss, out
+        grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters, has_aux=True)
+        %time (loss, out), grads = grad_fn()  # backprop
+        opt(grads)
+    """)
+    # the timed backward() at the top level: its line became the step call, timing and all
+    assert_ports_step("""
+        opt.zero_grad()
+        loss = criterion(model(x), y)
+        %time loss.backward()
+        opt.step()
+    """, """
+        def forward_fn():
+            loss = criterion(model(x), y)
+            return loss
+        grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters)
+        %time loss, grads = grad_fn()
+        opt(grads)
+    """)
+
+
+def test_a_timed_backward_in_a_function_loses_its_timing_not_its_names():
+    """In a function, ``%time`` on the step call would bind nothing the function sees:
+    the timing of backward() is dropped (the edit says so), the step still runs."""
+    r = assert_ports_step("""
+        def train(n):
+            for epoch in range(n):
+                opt.zero_grad()
+                loss = criterion(model(x), y)
+                %time loss.backward()
+                opt.step()
+    """, """
+        def train(n):
+            def forward_fn():
+                loss = criterion(model(x), y)
+                return loss
+            grad_fn = mindspore.value_and_grad(forward_fn, None, opt.parameters)
+            for epoch in range(n):
+                loss, grads = grad_fn()
+                opt(grads)
+    """)
+    step = next(e for e in r.edits if e.rule_id == "TRN001" and e.api == "loss.backward()")
+    assert step.detail.endswith("the timing of `loss.backward()` is dropped: in a function, timing the step "
+                                "call would lose the names it binds")
+
+
+@pytest.mark.parametrize("magic, where, body", [
+    ("%timeit -n 3", "loop", "for epoch in range(3):\n    opt.zero_grad()\n    {m}loss = criterion(model(x), y)\n"
+     "    loss.backward()\n    opt.step()\n"),
+    ("%timeit", "loop", "for epoch in range(3):\n    opt.zero_grad()\n    loss = criterion(model(x), y)\n"
+     "    {m}loss.backward()\n    opt.step()\n"),
+    ("%time %timeit", "loop", "for epoch in range(3):\n    opt.zero_grad()\n    {m}loss = criterion(model(x), y)\n"
+     "    loss.backward()\n    opt.step()\n"),
+    ("%time", "function", "def train():\n    opt.zero_grad()\n    {m}loss = criterion(model(x), y)\n"
+     "    loss.backward()\n    opt.step()\n"),
+    ("%prun", "function", "def train():\n    opt.zero_grad()\n    loss = criterion(model(x), y)\n"
+     "    {m}loss.backward()\n    opt.step()\n"),
+])
+def test_a_timing_that_cannot_follow_its_statement_leaves_the_step_flagged(magic, where, body):
+    """%timeit binds nothing (and a timed backward() adds its gradients up); %time and
+    %prun in a function bind nothing the function sees, in PyTorch too: the step is not
+    rewritten, the timed line stays as written and backward() carries the finding."""
+    source = dedent(STEP) + body.format(m=magic + " ")
+    r = msmagic.port(source)
+    timed = next(line for line in source.splitlines() if line.lstrip().startswith(magic + " "))
+    assert timed in r.code.splitlines() or timed + "  # msmagic: TRN004 " + (
+        f"%{magic.split()[-1].lstrip('%')} in the training step") in r.code
+    name = "%timeit" if "timeit" in magic else magic
+    back = next(f for f in r.unsupported if f.api == ".backward()")
+    assert back.rule_id == "TRN004" and back.reason.startswith(f"{name} on `")
+    assert f"# msmagic: TRN004 {name} in the training step" in r.code
+    assert "grad_fn" not in r.code and "forward_fn" not in r.code
+    assert msmagic.port(r.code).code == r.code
+
+
+def test_timing_marks_name_the_magics_and_come_off_comments():
+    from msmagic.engine.ipython import timing_marks, without_timing_marks
+
+    m = mask("import torch\nfor i in range(2):\n    %time %timeit -n 3 y = f(x)  # slow\n    %prun z = 1\n")
+    assert [magics for _, magics in timing_marks(m.text)] == [("time", "timeit"), ("prun",)]
+    first, second = (mark for mark, _ in timing_marks(m.text))
+    assert without_timing_marks(f"# slow  {first}  # msmagic: X") == "# slow  # msmagic: X"
+    assert without_timing_marks(f"# {second}") == ""
+
+
 # ----------------------------------------------------------------------------- comments
 
 
@@ -418,3 +592,48 @@ def test_line_positions_are_those_of_the_cell_with_its_tail_set_aside():
     assert [(e.rule_id, e.before, e.after) for e in r.edits] == [
         ("IMP001", (1, 1), (1, 1)), ("FUN009", (2, 2), (2, 2))]
     assert not finding_ids(r)
+
+
+# ----------------------------------------------------------------------------- comments in rewritten calls
+
+
+def test_comments_in_a_call_whose_arguments_the_port_packs_or_drops_are_kept():
+    """``torch.zeros(3,  # rows`` packs its sizes into one tuple, ``device=`` goes: their
+    comments used to go with them."""
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(2)
+            z = torch.zeros(3,  # rows
+                            4)
+            a = torch.zeros_like(x,
+                                 device="cpu",  # where
+                                 dtype=torch.float32)
+            b = torch.ones(4, device="cpu",  # where
+                           dtype=torch.float32)
+            c = torch.zeros_like(x,
+                                 device="cpu"  # last
+                                 )
+            layer = torch.nn.Linear(2,  # in
+                                    3, bias=True,  # with a bias
+                                    device="cpu")
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones(2)
+            z = mindspore.ops.zeros((3,  # rows
+                            4))
+            a = mindspore.ops.zeros_like(x,
+                                 # where
+                                 dtype=mindspore.float32)
+            b = mindspore.ops.ones(4,  # where
+                           dtype=mindspore.float32)
+            c = mindspore.ops.zeros_like(x,
+                                 # last
+                                 )
+            layer = mindspore.nn.Dense(2,  # in
+                                    3, has_bias=True,  # with a bias
+                                    )
+        """,
+        edits={"IMP001", "FUN009", "FUN017", "FUN001", "DAT005", "DEV003", "LAY001"},
+    )

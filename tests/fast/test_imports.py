@@ -1,5 +1,7 @@
 """Imports (IMP001): PyTorch imports become MindSpore imports; others are left alone."""
 
+import pytest
+
 from tests.fast.codemod import assert_ports, dedent, port
 
 
@@ -195,3 +197,67 @@ def test_generated_code_does_not_use_an_alias_the_cell_imports_further_down():
     first = next(i for i, line in enumerate(lines) if "assign(" in line)
     assert lines[first].startswith("mindspore.ops.assign(w"), result.code
     assert "F.relu(w)" in result.code
+
+
+# ----------------------------------------------------------------------------- text kept
+
+
+def test_the_comment_on_a_removed_import_line_stays_on_a_line_of_its_own():
+    """``import torch.optim as O  # note``: the import goes (its names reach mindspore.nn),
+    its comment used to go with it."""
+    assert_ports(
+        """
+            import torch
+            import torch.optim as O  # note
+            import torch.nn as nn  # layers
+            from torch import optim  # also this
+
+            import numpy as np
+            model = nn.Linear(2, 2)
+            opt = O.SGD(model.parameters(), lr=0.1)
+        """,
+        """
+            import mindspore
+            # note
+            import mindspore.nn as nn  # layers
+            # also this
+
+            import numpy as np
+            model = nn.Dense(2, 2)
+            opt = nn.SGD(model.trainable_params(), learning_rate=0.1)
+        """,
+        edits={"IMP001", "LAY001", "OPT001", "OPT002"},
+    )
+
+
+def test_the_comment_on_an_import_line_that_keeps_other_names_stays_on_it():
+    for before, after in [
+        ("import os, torch.optim as O  # note\nimport torch\nx = torch.ones(2)\n",
+         "import os  # note\nimport mindspore\nx = mindspore.ops.ones(2)\n"),
+        ("import torch\nimport torch.optim as O; import os  # note\nx = torch.ones(2)\n",
+         "import mindspore\nimport os  # note\nx = mindspore.ops.ones(2)\n"),
+    ]:
+        assert port(before).code == after
+
+
+@pytest.mark.parametrize("before, after", [
+    # one blank line on each side of the removed import: one stays
+    ("import torch\n\nimport torch.optim as O\n\nx = torch.ones(2)\n",
+     "import mindspore\n\nx = mindspore.ops.ones(2)\n"),
+    ("import numpy as np\n\n\nimport torch.optim as O\n\n\nimport torch\nx = torch.ones(2)\n",
+     "import numpy as np\n\n\nimport mindspore\nx = mindspore.ops.ones(2)\n"),
+    ("import torch\nx = torch.ones(2)\n\nimport torch.optim as O\n\n# comment\ny = 1\n",
+     "import mindspore\nx = mindspore.ops.ones(2)\n\n# comment\ny = 1\n"),
+    # blank lines on one side only: they stay, no more and no fewer
+    ("import numpy as np\n\nimport torch.optim as O\nx = 1\nimport torch\ny = torch.ones(2)\n",
+     "import numpy as np\n\nx = 1\nimport mindspore\ny = mindspore.ops.ones(2)\n"),
+    ("import torch\nimport torch.optim as O\n\nx = torch.ones(2)\n",
+     "import mindspore\n\nx = mindspore.ops.ones(2)\n"),
+    # the removed import's comment keeps the blank lines on both sides of it
+    ("import numpy as np\n\nimport torch.optim as O  # opt\n\nimport torch\nx = torch.ones(2)\n",
+     "import numpy as np\n\n# opt\n\nimport mindspore\nx = mindspore.ops.ones(2)\n"),
+])
+def test_removing_an_import_neither_adds_nor_eats_blank_lines(before, after):
+    result = port(before)
+    assert result.code == after
+    assert port(after).code == after
