@@ -302,11 +302,13 @@ def _set_tail_aside(masked: Masked) -> None:
     """The blank and comment lines that end the cell, put back as written when libcst
     would not keep them: when one of the comments is indented to no block open there
     (libcst keeps only the last of those), or a line of spaces (or a lone backslash)
-    follows other lines there (it drops blank lines before it)."""
+    follows other lines there (it drops blank lines before it). The comment standing for
+    the cell magic is no part of the tail: it goes back as the magic's line."""
     text = masked.text
     lines = text.split("\n")
     n = len(lines)
-    while n and (lines[n - 1].strip() in ("", "\\") or lines[n - 1].lstrip().startswith("#")):
+    first = masked.header.index + 1 if masked.header is not None else 0
+    while n > first and (lines[n - 1].strip() in ("", "\\") or lines[n - 1].lstrip().startswith("#")):
         n -= 1
     if n == len(lines):
         return
