@@ -17,7 +17,9 @@ it is.
 
 What libcst does not keep by itself is set aside here too and put back as written: a
 byte order mark, a ``\r`` ending the cell, form feeds in the indentation of a statement,
-and blank or comment lines ending the cell that libcst would drop. A timed statement
+blank or comment lines ending the cell that libcst would drop, and the indentation of a
+block that does not start with its parent block's (a tab under spaces, which CPython
+reads by columns and libcst refuses). A timed statement
 carries a comment naming it through the port, so its prefix goes back on the statement
 it timed, whatever a rule made of it.
 """
@@ -151,11 +153,14 @@ class Masked:
         self.last_cr = ""
         self.form_feeds: dict[int, str] = {}
         self.tail = ""
+        #: the indentation standing in for a block's that libcst cannot hold -> that
+        #: block's indentation as written
+        self.indents: dict[str, str] = {}
 
     @property
     def changed(self) -> bool:
         return bool(self.restore or self.prefixes or self.header or self.verbatim is not None
-                    or self.bom or self.last_cr or self.form_feeds or self.tail)
+                    or self.bom or self.last_cr or self.form_feeds or self.tail or self.indents)
 
 
 def mask(source: str) -> Masked:
@@ -170,6 +175,8 @@ def mask(source: str) -> Masked:
     masked.bom, masked.last_cr = bom, last_cr
     if "\x0c" in masked.text:
         _set_form_feeds_aside(masked)
+    if "\t" in masked.text:
+        _set_indents_aside(masked)
     _set_tail_aside(masked)
     for end in ("\\\r\n", "\\\n"):  # a comment ending in a backslash: libcst drops the line end
         if masked.text.endswith(end):
@@ -298,6 +305,63 @@ def _set_form_feeds_aside(masked: Masked) -> None:
     masked.text = "\n".join(lines)
 
 
+def _set_indents_aside(masked: Masked) -> None:
+    """Indentations libcst cannot parse, replaced while the port runs. libcst keeps a
+    block's indentation as what follows its parent block's, so a block whose indentation
+    does not start with its parent's (``if a:`` at one space, a block in it at a tab and
+    a space: CPython compares columns and runs it) is "no matching outer block" to it.
+    Each statement of such a block (and of the blocks in it) is indented with its
+    parent's stand-in and spaces, a string no line of the cell starts with, which
+    :func:`unmask` turns back into the block's indentation as written."""
+    text = masked.text
+    lines = text.split("\n")
+    taken = {line[: len(line) - len(line.lstrip(" \t"))] for line in lines}
+    stack = [("", "")]  # (indentation as written, stand-in) of the open blocks
+    stand_ins: dict[int, str] = {}  # 0-based line -> the stand-in for its indentation
+    at_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.INDENT:
+                written, stand_in = stack[-1]
+                new = tok.string
+                if stand_in != written or not new.startswith(written):
+                    new = stand_in + " "
+                    while new in taken:
+                        new += " "
+                    taken.add(new)
+                stack.append((tok.string, new))
+            elif tok.type == tokenize.DEDENT:
+                stack.pop()
+            elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                at_start = tok.type == tokenize.NEWLINE or at_start
+            elif tok.type not in (tokenize.COMMENT, tokenize.ENDMARKER) and at_start:
+                at_start = False
+                written, stand_in = stack[-1]
+                if stand_in != written and lines[tok.start[0] - 1].startswith(written):
+                    stand_ins[tok.start[0] - 1] = stand_in
+                    masked.indents[stand_in] = written
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        masked.indents = {}
+        return
+    for i, stand_in in stand_ins.items():
+        lines[i] = stand_in + lines[i][len(masked.indents[stand_in]):]
+    masked.text = "\n".join(lines)
+
+
+def _put_indents_back(text: str, indents: dict[str, str]) -> str:
+    """The indentation as written on the statements indented with a stand-in."""
+    starts = _logical_starts(text)
+    if starts is None:  # pragma: no cover - the port's output tokenizes
+        return text
+    lines = text.split("\n")
+    for i in starts:
+        line = lines[i]
+        lead = line[: len(line) - len(line.lstrip(" \t"))]
+        if lead in indents:
+            lines[i] = indents[lead] + line[len(lead):]
+    return "\n".join(lines)
+
+
 def _set_tail_aside(masked: Masked) -> None:
     """The blank and comment lines that end the cell, put back as written when libcst
     would not keep them: when one of the comments is indented to no block open there
@@ -378,6 +442,8 @@ def unmask(text: str, masked: Masked) -> str:
         return masked.verbatim
     if not masked.changed:
         return text
+    if masked.indents:
+        text = _put_indents_back(text, masked.indents)
     lines = text.split("\n")
     src_lines = masked.text.split("\n")
     for i, line in enumerate(lines):
