@@ -19,7 +19,11 @@ What libcst does not keep by itself is set aside here too and put back as writte
 byte order mark, a ``\r`` ending the cell, form feeds in the indentation of a statement,
 blank or comment lines ending the cell that libcst would drop, and the indentation of a
 block that does not start with its parent block's (a tab under spaces, which CPython
-reads by columns and libcst refuses). A timed statement
+reads by columns and libcst refuses).
+
+Identifiers are read as Python reads them, NFKC-normalised (``ｔｏｒｃｈ.ones(2)`` is
+``torch.ones(2)``), strings and comments as they are; a name the port leaves in place
+goes back as written, a name it writes is ASCII. A timed statement
 carries a comment naming it through the port, so its prefix goes back on the statement
 it timed, whatever a rule made of it.
 """
@@ -29,8 +33,10 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import keyword
 import re
 import tokenize
+import unicodedata
 from typing import NamedTuple, Optional
 
 _PLACEHOLDER = "__msmagic_ipython_{}__"
@@ -156,11 +162,15 @@ class Masked:
         #: the indentation standing in for a block's that libcst cannot hold -> that
         #: block's indentation as written
         self.indents: dict[str, str] = {}
+        #: identifiers written in a form Python normalises (NFKC): 0-based line ->
+        #: [(column in the normalised line, the name Python reads, the name as written)]
+        self.names: dict[int, list[tuple[int, str, str]]] = {}
 
     @property
     def changed(self) -> bool:
         return bool(self.restore or self.prefixes or self.header or self.verbatim is not None
-                    or self.bom or self.last_cr or self.form_feeds or self.tail or self.indents)
+                    or self.bom or self.last_cr or self.form_feeds or self.tail or self.indents
+                    or self.names)
 
 
 def mask(source: str) -> Masked:
@@ -177,6 +187,8 @@ def mask(source: str) -> Masked:
         _set_form_feeds_aside(masked)
     if "\t" in masked.text:
         _set_indents_aside(masked)
+    if not masked.text.isascii():
+        _normalise_names(masked)
     _set_tail_aside(masked)
     for end in ("\\\r\n", "\\\n"):  # a comment ending in a backslash: libcst drops the line end
         if masked.text.endswith(end):
@@ -348,6 +360,64 @@ def _set_indents_aside(masked: Masked) -> None:
     masked.text = "\n".join(lines)
 
 
+def _normalise_names(masked: Masked) -> None:
+    """Identifiers as Python reads them: CPython's tokenizer NFKC-normalises every
+    identifier (not strings or comments), so ``ｔｏｒｃｈ`` is the module ``torch``. The
+    port sees the normalised names; :func:`unmask` writes back the ones it left. A name
+    that normalises to a keyword stays as written (CPython matches keywords as written)."""
+    lines = masked.text.split("\n")
+    found: dict[int, list[tuple[int, str, str]]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(masked.text).readline):
+            if tok.type == tokenize.NAME and not tok.string.isascii():
+                name = unicodedata.normalize("NFKC", tok.string)
+                # a name that reads as a keyword is a name to CPython (``ｉｍｐｏｒｔ = 1``):
+                # left as written, it stays one
+                if name != tok.string and not keyword.iskeyword(name) and not keyword.issoftkeyword(name):
+                    found.setdefault(tok.start[0] - 1, []).append((tok.start[1], name, tok.string))
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return
+    for i, names in found.items():
+        line, shift, fixed = lines[i], 0, []
+        for col, name, written in names:  # in line order: columns move by earlier changes
+            at = col + shift
+            line = line[:at] + name + line[at + len(written):]
+            fixed.append((at, name, written))
+            shift += len(name) - len(written)
+        lines[i] = line
+        masked.names[i] = fixed
+    masked.text = "\n".join(lines)
+
+
+def _put_names_back(text: str, masked: Masked) -> str:
+    """The identifiers :func:`_normalise_names` changed, as written, where the port left
+    them: on the output line the input line became (kept, or rewritten into one line),
+    in a run of characters the port kept, and still a whole name there."""
+    try:
+        spans = {(t.start[0] - 1, t.start[1], t.end[1]) for t in
+                 tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME}
+    except (SyntaxError, tokenize.TokenError, IndentationError):  # pragma: no cover
+        return text
+    src = masked.text.split("\n")
+    out = text.split("\n")
+    aligned = _align(src, out)
+    for i, names in masked.names.items():
+        j = aligned.get(i)
+        if j is None:
+            continue
+        blocks = difflib.SequenceMatcher(None, src[i], out[j], autojunk=False).get_matching_blocks()
+        line = out[j]
+        for col, name, written in reversed(names):
+            for a, b, size in blocks:
+                if a <= col and col + len(name) <= a + size:
+                    at = b + col - a
+                    if (j, at, at + len(name)) in spans:
+                        line = line[:at] + written + line[at + len(name):]
+                    break
+        out[j] = line
+    return "\n".join(out)
+
+
 def _put_indents_back(text: str, indents: dict[str, str]) -> str:
     """The indentation as written on the statements indented with a stand-in."""
     starts = _logical_starts(text)
@@ -442,6 +512,8 @@ def unmask(text: str, masked: Masked) -> str:
         return masked.verbatim
     if not masked.changed:
         return text
+    if masked.names:
+        text = _put_names_back(text, masked)
     if masked.indents:
         text = _put_indents_back(text, masked.indents)
     lines = text.split("\n")
