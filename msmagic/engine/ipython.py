@@ -47,7 +47,7 @@ _HEADER = "# __msmagic_ipython_cell__"
 _MAGIC_START = re.compile(r"^[ \t]*(?:%%?[A-Za-z_]|![^=])")
 _ASSIGN_MAGIC = re.compile(r"^(?P<indent>[ \t]*)[\w.]+\s*=\s*(?:%|!)\S")
 _TIMED = re.compile(r"^(?P<indent>[ \t]*)%(?P<name>time|timeit|prun)(?P<rest>(?:[ \t].*)?)$")
-_HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.()\[\]]+\?\??)[ \t]*$")
+_HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.()\[\]]+\?\??)[ \t]*\r?$")
 _CELL_MAGIC = re.compile(r"^%%(?P<name>[A-Za-z_][\w.]*)(?P<rest>(?:[ \t].*)?)$")
 
 #: the options of the magics that take a statement after them (getopt spelling, as

@@ -12,6 +12,7 @@ keeps every other line byte for byte, line end included. No framework is importe
 
 from __future__ import annotations
 
+import ast
 import re
 import unicodedata
 
@@ -21,6 +22,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import msmagic
+from msmagic.engine.ipython import mask, unmask
 from msmagic.engine.session import PortSession
 
 #: shape -> its lines; the lines naming torch outside a comment or string are rewritten,
@@ -206,3 +208,13 @@ def test_ms_port_over_time_over_a_comment_only_body_leaks_no_placeholder(ip):
     cell = "%%time\n# a\n    # c\n"
     for _ in range(3):
         assert _ms_port(ip, cell, "\n").code == cell
+
+
+@pytest.mark.parametrize("help_line", ["?x", "x?", "x??", "?x.shape"])
+def test_help_lines_ending_in_cr_are_set_aside(help_line):
+    # what parity and the session's import learning read: the cell as written
+    cell = f"import torch\r\n{help_line}\r\nx = 1\r\n"
+    masked = mask(cell)
+    assert masked.restore == {"__msmagic_ipython_0__": help_line + "\r"}
+    ast.parse(masked.text)
+    assert unmask(masked.text, masked) == cell
