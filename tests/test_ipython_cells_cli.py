@@ -25,6 +25,8 @@ def test_cli_ports_every_variant_and_the_port_again_changes_nothing(tmp_path):
     src.mkdir()
     names = {}  # file -> the variant it holds
     for n, (ident, cell, _, _) in enumerate(VARIANTS):
+        if ident.startswith("first statement indented more (CR)"):
+            continue  # IPython's reading of a CR cell: a .py file is read by Python, which refuses it
         names[f"cell_{n:03d}.py"] = ident
         (src / f"cell_{n:03d}.py").write_bytes(cell.encode("utf-8"))
     done = _cli(src, "-o", out)

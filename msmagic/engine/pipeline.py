@@ -40,6 +40,7 @@ from msmagic.engine.imports import ImportPlan, identifiers
 from msmagic.engine.infer import FunctionTable, describe, infer
 from msmagic.engine.kinds import CONFLICT_BASE, Kind
 from msmagic.engine.ipython import WRITES_FILE, cell_magic, mask, unmask
+from msmagic.engine.ipython import _align as align_lines
 from msmagic.engine.line_ends import lf, restore_line_ends
 from msmagic.engine.names import (
     TORCH_ROOTS,
@@ -97,9 +98,41 @@ def _port_line_ends(source: str, session: Optional[PortSession]) -> PortResult:
     if "\r" not in source:
         return _port_indented(source, session)
     read = lf(source)
-    result = _port_indented(read, session)
+    try:
+        result = _port_indented(read, session)
+    except PortSyntaxError:
+        if "\n" in source[:-1]:  # IPython adds a last "\n" to a cell without one
+            raise
+        result = _port_first_line_dedented(read, session)
     result.source = source
     result.code = source if result.code == read else restore_line_ends(source, result.code)
+    return result
+
+
+def _port_first_line_dedented(source: str, session: Optional[PortSession]) -> PortResult:
+    """A cell written with lone CR line ends (``source`` is it read with LF ones) as
+    IPython runs it: its dedent (``textwrap``'s) sees one line, so the body's first line
+    alone loses its indentation (``"    import torch\\rx = 1"`` runs). The port of that
+    line gets it back when the port kept it in one line; else it is left at the margin,
+    where it runs too. Raises the syntax error of the cell read as LF lines when that
+    does not help."""
+    lines = source.split("\n")
+    start = _body_start(lines)
+    first = next((i for i in range(start, len(lines)) if lines[i].strip()), None)
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" \t"))] if first is not None else ""
+    if not indent:
+        return _port_indented(source, session)  # raises the error
+    lines[first] = lines[first][len(indent):]
+    try:
+        result = _port(("\n".join(lines)), session)
+    except PortSyntaxError:
+        return _port_indented(source, session)  # raises the error of the cell as written
+    out = result.code.split("\n")
+    at = align_lines(lines, out).get(first)
+    if at is not None:
+        out[at] = indent + out[at]
+    result.code = "\n".join(out)
+    result.source = source
     return result
 
 

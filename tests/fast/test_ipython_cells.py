@@ -30,6 +30,8 @@ from msmagic.engine.session import PortSession
 SHAPES = {
     # IPython removes the margin all lines share: the first line may be indented more
     "first line indented more": ["        # note", "    import torch", "    x = torch.ones(2)", "    y = x + 1"],
+    # with lone CR line ends IPython's dedent sees one line: the first line's margin goes
+    "first statement indented more (CR)": ["    import torch", "x = torch.ones(2)", "y = x + 1"],
     "%%time over an indented body": ["%%time", "    import torch", "    x = torch.ones(2)", "    y = x + 1"],
     "%%time over a deeper first line": ["%%time", "      # note", "    import torch", "    x = torch.ones(2)"],
     "stacked cell magics over an indented body": ["%%time", "%%capture out", "  import torch", "  x = torch.ones(2)"],
@@ -47,11 +49,23 @@ _TM = TransformerManager()
 _PARTS = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+#: cell magics that run their body as a cell: IPython transforms and compiles it then
+_RUN_BODY = ("time", "timeit", "capture", "prun")
+
+
 def ipython_runs(cell: str) -> bool:
+    """IPython transforms and compiles the cell, and the body of a cell magic that runs
+    it (``%%time``) too."""
     try:
         compile(_TM.transform_cell(cell), "<cell>", "exec")
     except (SyntaxError, ValueError):
         return False
+    lines = cell.splitlines(keepends=True)  # as IPython's cell_magic splits the cell
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    magic = re.match(r"%%(\w+)", lines[0]) if lines else None
+    if magic and magic.group(1) in _RUN_BODY:
+        return ipython_runs("".join(lines[1:]))
     return True
 
 
