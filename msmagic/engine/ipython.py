@@ -48,6 +48,8 @@ _MAGIC_START = re.compile(r"^[ \t]*(?:%%?[A-Za-z_]|![^=])")
 _ASSIGN_MAGIC = re.compile(r"^(?P<indent>[ \t]*)[\w.]+\s*=\s*(?:%|!)\S")
 _TIMED = re.compile(r"^(?P<indent>[ \t]*)%(?P<name>time|timeit|prun)(?P<rest>(?:[ \t].*)?)$")
 _HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.()\[\]]+\?\??)[ \t]*\r?$")
+#: a line indented with a tab (the only indentation libcst may not hold: see _set_indents_aside)
+_TAB_INDENT = re.compile(r"^[ \t]*\t", re.MULTILINE)
 _CELL_MAGIC = re.compile(r"^%%(?P<name>[A-Za-z_][\w.]*)(?P<rest>(?:[ \t].*)?)$")
 
 #: the options of the magics that take a statement after them (getopt spelling, as
@@ -185,9 +187,9 @@ def mask(source: str) -> Masked:
     masked.bom, masked.last_cr = bom, last_cr
     if "\x0c" in masked.text:
         _set_form_feeds_aside(masked)
-    if "\t" in masked.text:
+    if "\t" in masked.text and _TAB_INDENT.search(masked.text):
         _set_indents_aside(masked)
-    if not masked.text.isascii():
+    if not masked.text.isascii() and unicodedata.normalize("NFKC", masked.text) != masked.text:
         _normalise_names(masked)
     _set_tail_aside(masked)
     for end in ("\\\r\n", "\\\n"):  # a comment ending in a backslash: libcst drops the line end
