@@ -474,41 +474,8 @@ def _split_cell_magic(source: str) -> tuple[str, str, Optional[str]]:
     return lead + first + nl, body, name
 
 
-_NEWLINE = re.compile(r"(\r\n|\r|\n)")
-
-
-def _lf(text: str) -> str:
-    """*text* with CRLF and CR line ends read as LF, as Python reads source files."""
-    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
-
-
-def _restore_line_ends(original: str, ported: str) -> str:
-    """*ported* (LF line ends) written with *original*'s line ends.
-
-    A file with one style gets it throughout. In a file with mixed line ends, each line the
-    port left as it was keeps its own line end; new lines get the most common one.
-    """
-    parts = _NEWLINE.split(original)
-    ends = parts[1::2]
-    styles = set(ends)
-    if not styles or styles == {"\n"}:
-        return ported
-    if len(styles) == 1:
-        return ported.replace("\n", ends[0])
-    import difflib
-    from collections import Counter
-
-    common = Counter(ends).most_common(1)[0][0]
-    bodies = parts[0::2]
-    ends = ends + [""]
-    new = ported.split("\n")
-    chosen = [common] * (len(new) - 1) + [""]
-    matcher = difflib.SequenceMatcher(None, bodies, new)
-    for i, j, size in matcher.get_matching_blocks():
-        for k in range(size):
-            if j + k < len(new) - 1 and ends[i + k]:
-                chosen[j + k] = ends[i + k]
-    return "".join(body + end for body, end in zip(new, chosen))
+# one copy of the line-end handling: the engine's (``port()`` reads cells the same way)
+from msmagic.engine.line_ends import lf as _lf, restore_line_ends as _restore_line_ends  # noqa: E402
 
 
 def _port_text(text: str, session, where: str):

@@ -17,11 +17,17 @@ it is.
 
 What libcst does not keep by itself is set aside here too and put back as written: a
 byte order mark, a ``\r`` ending the cell, form feeds in the indentation of a statement,
-and blank or comment lines ending the cell that libcst would drop. A timed statement
-carries a comment naming it (and the magics timing it) through the port, so its prefix
-goes back on the statement it timed, whatever a rule made of it; a rule that moves the
-statement where the magic would not work (into a function it generates) moves the comment,
-and with it the timing, or marks the timing dropped (:func:`timing_marks`).
+blank or comment lines ending the cell that libcst would drop, and the indentation of a
+block that does not start with its parent block's (a tab under spaces, which CPython
+reads by columns and libcst refuses).
+
+Identifiers are read as Python reads them, NFKC-normalised (``ｔｏｒｃｈ.ones(2)`` is
+``torch.ones(2)``), strings and comments as they are; a name the port leaves in place
+goes back as written, a name it writes is ASCII. A timed statement carries a comment
+naming it (and the magics timing it) through the port, so its prefix goes back on the
+statement it timed, whatever a rule made of it; a rule that moves the statement where the
+magic would not work (into a function it generates) moves the comment, and with it the
+timing, or marks the timing dropped (:func:`timing_marks`).
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ from __future__ import annotations
 import ast
 import difflib
 import io
+import keyword
 import re
 import tokenize
+import unicodedata
 from typing import NamedTuple, Optional
 
 _PLACEHOLDER = "__msmagic_ipython_{}__"
@@ -44,7 +52,9 @@ _HEADER = "# __msmagic_ipython_cell__"
 _MAGIC_START = re.compile(r"^[ \t]*(?:%%?[A-Za-z_]|![^=])")
 _ASSIGN_MAGIC = re.compile(r"^(?P<indent>[ \t]*)[\w.]+\s*=\s*(?:%|!)\S")
 _TIMED = re.compile(r"^(?P<indent>[ \t]*)%(?P<name>time|timeit|prun)(?P<rest>(?:[ \t].*)?)$")
-_HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.()\[\]]+\?\??)[ \t]*$")
+_HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.()\[\]]+\?\??)[ \t]*\r?$")
+#: a line indented with a tab (the only indentation libcst may not hold: see _set_indents_aside)
+_TAB_INDENT = re.compile(r"^[ \t]*\t", re.MULTILINE)
 _CELL_MAGIC = re.compile(r"^%%(?P<name>[A-Za-z_][\w.]*)(?P<rest>(?:[ \t].*)?)$")
 
 #: the options of the magics that take a statement after them (getopt spelling, as
@@ -156,11 +166,18 @@ class Masked:
         self.last_cr = ""
         self.form_feeds: dict[int, str] = {}
         self.tail = ""
+        #: the indentation standing in for a block's that libcst cannot hold -> that
+        #: block's indentation as written
+        self.indents: dict[str, str] = {}
+        #: identifiers written in a form Python normalises (NFKC): 0-based line ->
+        #: [(column in the normalised line, the name Python reads, the name as written)]
+        self.names: dict[int, list[tuple[int, str, str]]] = {}
 
     @property
     def changed(self) -> bool:
         return bool(self.restore or self.prefixes or self.header or self.verbatim is not None
-                    or self.bom or self.last_cr or self.form_feeds or self.tail)
+                    or self.bom or self.last_cr or self.form_feeds or self.tail or self.indents
+                    or self.names)
 
 
 def mask(source: str) -> Masked:
@@ -175,6 +192,10 @@ def mask(source: str) -> Masked:
     masked.bom, masked.last_cr = bom, last_cr
     if "\x0c" in masked.text:
         _set_form_feeds_aside(masked)
+    if "\t" in masked.text and _TAB_INDENT.search(masked.text):
+        _set_indents_aside(masked)
+    if not masked.text.isascii() and unicodedata.normalize("NFKC", masked.text) != masked.text:
+        _normalise_names(masked)
     _set_tail_aside(masked)
     for end in ("\\\r\n", "\\\n"):  # a comment ending in a backslash: libcst drops the line end
         if masked.text.endswith(end):
@@ -329,15 +350,132 @@ def _set_form_feeds_aside(masked: Masked) -> None:
     masked.text = "\n".join(lines)
 
 
+def _set_indents_aside(masked: Masked) -> None:
+    """Indentations libcst cannot parse, replaced while the port runs. libcst keeps a
+    block's indentation as what follows its parent block's, so a block whose indentation
+    does not start with its parent's (``if a:`` at one space, a block in it at a tab and
+    a space: CPython compares columns and runs it) is "no matching outer block" to it.
+    Each statement of such a block (and of the blocks in it) is indented with its
+    parent's stand-in and spaces, a string no line of the cell starts with, which
+    :func:`unmask` turns back into the block's indentation as written."""
+    text = masked.text
+    lines = text.split("\n")
+    taken = {line[: len(line) - len(line.lstrip(" \t"))] for line in lines}
+    stack = [("", "")]  # (indentation as written, stand-in) of the open blocks
+    stand_ins: dict[int, str] = {}  # 0-based line -> the stand-in for its indentation
+    at_start = True
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.INDENT:
+                written, stand_in = stack[-1]
+                new = tok.string
+                if stand_in != written or not new.startswith(written):
+                    new = stand_in + " "
+                    while new in taken:
+                        new += " "
+                    taken.add(new)
+                stack.append((tok.string, new))
+            elif tok.type == tokenize.DEDENT:
+                stack.pop()
+            elif tok.type in (tokenize.NEWLINE, tokenize.NL):
+                at_start = tok.type == tokenize.NEWLINE or at_start
+            elif tok.type not in (tokenize.COMMENT, tokenize.ENDMARKER) and at_start:
+                at_start = False
+                written, stand_in = stack[-1]
+                if stand_in != written and lines[tok.start[0] - 1].startswith(written):
+                    stand_ins[tok.start[0] - 1] = stand_in
+                    masked.indents[stand_in] = written
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        masked.indents = {}
+        return
+    for i, stand_in in stand_ins.items():
+        lines[i] = stand_in + lines[i][len(masked.indents[stand_in]):]
+    masked.text = "\n".join(lines)
+
+
+def _normalise_names(masked: Masked) -> None:
+    """Identifiers as Python reads them: CPython's tokenizer NFKC-normalises every
+    identifier (not strings or comments), so ``ｔｏｒｃｈ`` is the module ``torch``. The
+    port sees the normalised names; :func:`unmask` writes back the ones it left. A name
+    that normalises to a keyword stays as written (CPython matches keywords as written)."""
+    lines = masked.text.split("\n")
+    found: dict[int, list[tuple[int, str, str]]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(masked.text).readline):
+            if tok.type == tokenize.NAME and not tok.string.isascii():
+                name = unicodedata.normalize("NFKC", tok.string)
+                # a name that reads as a keyword is a name to CPython (``ｉｍｐｏｒｔ = 1``):
+                # left as written, it stays one
+                if name != tok.string and not keyword.iskeyword(name) and not keyword.issoftkeyword(name):
+                    found.setdefault(tok.start[0] - 1, []).append((tok.start[1], name, tok.string))
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return
+    for i, names in found.items():
+        line, shift, fixed = lines[i], 0, []
+        for col, name, written in names:  # in line order: columns move by earlier changes
+            at = col + shift
+            line = line[:at] + name + line[at + len(written):]
+            fixed.append((at, name, written))
+            shift += len(name) - len(written)
+        lines[i] = line
+        masked.names[i] = fixed
+    masked.text = "\n".join(lines)
+
+
+def _put_names_back(text: str, masked: Masked) -> str:
+    """The identifiers :func:`_normalise_names` changed, as written, where the port left
+    them: on the output line the input line became (kept, or rewritten into one line),
+    in a run of characters the port kept, and still a whole name there."""
+    try:
+        spans = {(t.start[0] - 1, t.start[1], t.end[1]) for t in
+                 tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME}
+    except (SyntaxError, tokenize.TokenError, IndentationError):  # pragma: no cover
+        return text
+    src = masked.text.split("\n")
+    out = text.split("\n")
+    aligned = _align(src, out)
+    for i, names in masked.names.items():
+        j = aligned.get(i)
+        if j is None:
+            continue
+        blocks = difflib.SequenceMatcher(None, src[i], out[j], autojunk=False).get_matching_blocks()
+        line = out[j]
+        for col, name, written in reversed(names):
+            for a, b, size in blocks:
+                if a <= col and col + len(name) <= a + size:
+                    at = b + col - a
+                    if (j, at, at + len(name)) in spans:
+                        line = line[:at] + written + line[at + len(name):]
+                    break
+        out[j] = line
+    return "\n".join(out)
+
+
+def _put_indents_back(text: str, indents: dict[str, str]) -> str:
+    """The indentation as written on the statements indented with a stand-in."""
+    starts = _logical_starts(text)
+    if starts is None:  # pragma: no cover - the port's output tokenizes
+        return text
+    lines = text.split("\n")
+    for i in starts:
+        line = lines[i]
+        lead = line[: len(line) - len(line.lstrip(" \t"))]
+        if lead in indents:
+            lines[i] = indents[lead] + line[len(lead):]
+    return "\n".join(lines)
+
+
 def _set_tail_aside(masked: Masked) -> None:
     """The blank and comment lines that end the cell, put back as written when libcst
     would not keep them: when one of the comments is indented to no block open there
     (libcst keeps only the last of those), or a line of spaces (or a lone backslash)
-    follows other lines there (it drops blank lines before it)."""
+    follows other lines there (it drops blank lines before it). The comment standing for
+    the cell magic is no part of the tail: it goes back as the magic's line."""
     text = masked.text
     lines = text.split("\n")
     n = len(lines)
-    while n and (lines[n - 1].strip() in ("", "\\") or lines[n - 1].lstrip().startswith("#")):
+    first = masked.header.index + 1 if masked.header is not None else 0
+    while n > first and (lines[n - 1].strip() in ("", "\\") or lines[n - 1].lstrip().startswith("#")):
         n -= 1
     if n == len(lines):
         return
@@ -410,6 +548,10 @@ def unmask(text: str, masked: Masked) -> str:
         return masked.verbatim
     if not masked.changed:
         return text
+    if masked.names:
+        text = _put_names_back(text, masked)
+    if masked.indents:
+        text = _put_indents_back(text, masked.indents)
     lines = text.split("\n")
     src_lines = masked.text.split("\n")
     for i, line in enumerate(lines):

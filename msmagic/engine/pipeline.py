@@ -17,14 +17,17 @@
 The port runs in ``deep``'s worker thread, so a cell as deeply nested as CPython
 accepts ports; what goes past the port's own limits is a :class:`PortLimitError`.
 Ported code that would not parse is a :class:`PortOutputError`, never a result. A cell
-whose lines all share one indentation (IPython removes it before running the cell) is
-ported without it, and it is put back on every non-blank line.
+is read as IPython reads it before it runs it: with LF line ends (each line of the
+output gets its own back, ``line_ends``) and without the indentation all its non-blank
+lines share (IPython removes it, the cell magic's body apart from the magic's line:
+``%%time`` over an indented body runs); that margin is put back on every non-blank line.
 """
 
 from __future__ import annotations
 
 import ast
 import gc
+import os
 import re
 from typing import Optional
 
@@ -36,7 +39,9 @@ from msmagic.engine.edits import EditLog, positions
 from msmagic.engine.imports import ImportPlan, identifiers
 from msmagic.engine.infer import FunctionTable, describe, infer
 from msmagic.engine.kinds import CONFLICT_BASE, Kind
-from msmagic.engine.ipython import mask, unmask
+from msmagic.engine.ipython import WRITES_FILE, cell_magic, mask, unmask
+from msmagic.engine.ipython import _align as align_lines
+from msmagic.engine.line_ends import lf, restore_line_ends
 from msmagic.engine.names import (
     TORCH_ROOTS,
     collect_imports,
@@ -76,7 +81,7 @@ def _port_within_limits(source: str, session: Optional[PortSession]) -> PortResu
     """The port in the deep worker: running out of recursion or memory there is a
     :class:`PortLimitError`, never a raw ``RecursionError``."""
     try:
-        return _port_indented(source, session)
+        return _port_line_ends(source, session)
     except RecursionError:
         raise PortLimitError("the cell is nested too deeply for msmagic to port "
                              "(the port's recursion limit was reached)") from None
@@ -84,50 +89,115 @@ def _port_within_limits(source: str, session: Optional[PortSession]) -> PortResu
         raise PortLimitError("msmagic ran out of memory porting the cell") from None
 
 
-def _port_indented(source: str, session: Optional[PortSession]) -> PortResult:
-    """A cell whose lines are all indented alike is run by IPython with that margin
-    removed: it is ported without it and the margin is put back on every line."""
+def _port_line_ends(source: str, session: Optional[PortSession]) -> PortResult:
+    """A cell with CR or CRLF line ends is ported with LF ones, as Python and IPython
+    read it (the port finds IPython lines, margins and comment tails at ``\\n``); each
+    line of the output gets back its own line end."""
     if not isinstance(source, str):
         raise TypeError("port() takes the cell's source as a str")
-    margin = _margin(source)
+    if "\r" not in source:
+        return _port_indented(source, session)
+    read = lf(source)
+    try:
+        result = _port_indented(read, session)
+    except PortSyntaxError:
+        if "\n" in source[:-1]:  # IPython adds a last "\n" to a cell without one
+            raise
+        result = _port_first_line_dedented(read, session)
+    result.source = source
+    result.code = source if result.code == read else restore_line_ends(source, result.code)
+    return result
+
+
+def _port_first_line_dedented(source: str, session: Optional[PortSession]) -> PortResult:
+    """A cell written with lone CR line ends (``source`` is it read with LF ones) as
+    IPython runs it: its dedent (``textwrap``'s) sees one line, so the body's first line
+    alone loses its indentation (``"    import torch\\rx = 1"`` runs). The port of that
+    line gets it back when the port kept it in one line; else it is left at the margin,
+    where it runs too. Raises the syntax error of the cell read as LF lines when that
+    does not help."""
+    lines = source.split("\n")
+    start = _body_start(lines)
+    first = next((i for i in range(start, len(lines)) if lines[i].strip()), None)
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" \t"))] if first is not None else ""
+    if not indent:
+        return _port_indented(source, session)  # raises the error
+    lines[first] = lines[first][len(indent):]
+    try:
+        result = _port(("\n".join(lines)), session)
+    except PortSyntaxError:
+        return _port_indented(source, session)  # raises the error of the cell as written
+    out = result.code.split("\n")
+    at = align_lines(lines, out).get(first)
+    if at is not None:
+        out[at] = indent + out[at]
+    result.code = "\n".join(out)
+    result.source = source
+    return result
+
+
+def _port_indented(source: str, session: Optional[PortSession]) -> PortResult:
+    """The cell without the indentation IPython removes before it runs it: the margin
+    its non-blank lines share (the first may be indented more: a comment), or, below a
+    cell magic that runs its body as Python (``%%time``), the body's own margin. It is
+    ported without it and the margin is put back on every non-blank line of the body."""
+    lines = source.split("\n")
+    start = _body_start(lines)
+    margin = _margin(lines[start:])
     if not margin:
         return _port(source, session)
-    try:
-        result = _port(_dedent(source, margin), session)
+    try:  # the margin may uncover a cell magic, whose body has a margin of its own
+        result = _port_indented("\n".join(lines[:start] + _dedent(lines[start:], margin)), session)
     except PortSyntaxError as err:
-        lines = source.split("\n")
-        shift = len(margin) if 0 < err.line <= len(lines) and lines[err.line - 1].strip() else 0
+        shift = len(margin) if start < err.line <= len(lines) and lines[err.line - 1].strip() else 0
         raise PortSyntaxError(err.message, err.line, err.column + shift) from None
     result.source = source
-    result.code = _indent(result.code, margin)
+    out = result.code.split("\n")
+    # the output's body starts below its cell-magic lines, as the input's does
+    out_start = _body_start(out) if start else 0
+    result.code = "\n".join(out[:out_start] + _indent(out[out_start:], margin))
     result.unsupported = [
         Finding(f.line, f.column + len(margin), f.api, f.rule_id, f.reason, f.out_line, f.statement)
+        if f.line > start else f
         for f in result.unsupported
     ]
     return result
 
 
-def _margin(source: str) -> str:
-    """The indentation every non-blank line of ``source`` starts with, when the first
-    such line is indented ("" otherwise)."""
-    lines = [line for line in source.split("\n") if line.strip()]
-    if not lines:
-        return ""
-    first = lines[0]
-    margin = first[: len(first) - len(first.lstrip(" \t"))]
-    if margin and all(line.startswith(margin) for line in lines):
-        return margin
-    return ""
+def _body_start(lines: list) -> int:
+    """0-based index of the first line of the body IPython removes the margin of: below
+    the cell magics (stacked: ``%%time`` over ``%%capture``) that run their body as
+    Python, else 0."""
+    start = 0
+    while True:
+        header = cell_magic("\n".join(lines[start:]))
+        if header is None or header.python_body is not True or header.name in WRITES_FILE:
+            return start
+        start += header.index + 1
 
 
-def _dedent(source: str, margin: str) -> str:
-    """``source`` without ``margin`` on its non-blank lines (blank lines, inside a string
+def _margin(lines: list) -> str:
+    """The indentation all the non-blank ``lines`` start with: what IPython removes
+    (``textwrap.dedent``'s common margin), "" when there is none."""
+    margin = None
+    for line in lines:
+        if not line.strip():
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        margin = indent if margin is None else os.path.commonprefix([margin, indent])
+        if not margin:
+            return ""
+    return margin or ""
+
+
+def _dedent(lines: list, margin: str) -> list:
+    """``lines`` without ``margin`` on the non-blank ones (blank lines, inside a string
     too, keep what they have)."""
-    return "\n".join(line[len(margin):] if line.strip() else line for line in source.split("\n"))
+    return [line[len(margin):] if line.strip() else line for line in lines]
 
 
-def _indent(code: str, margin: str) -> str:
-    return "\n".join(margin + line if line.strip() else line for line in code.split("\n"))
+def _indent(lines: list, margin: str) -> list:
+    return [margin + line if line.strip() else line for line in lines]
 
 
 def _port(source: str, session: Optional[PortSession]) -> PortResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from msmagic.engine.ipython import mask
+from msmagic.engine.line_ends import lf
 from msmagic.engine.names import collect_imports, is_torch, module_aliases
 
 
@@ -69,7 +70,7 @@ class PortSession:
     def learn(self, source: str) -> None:
         """Record the imports of a cell the user ran (tolerant of any input)."""
         try:
-            module = cst.parse_module(mask(source).text)
+            module = cst.parse_module(mask(lf(source)).text)
         except Exception:  # an unparseable earlier cell teaches nothing
             return
         self.learn_imports(collect_imports(module))
