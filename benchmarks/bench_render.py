@@ -56,7 +56,7 @@ def measure(n: int, repeated: bool, repeat: int, repo: Path, limit: float):
     try:
         out = subprocess.run(
             [sys.executable, "-c", _CHILD, str(n), "1" if repeated else "0", str(repeat)],
-            env=env, capture_output=True, text=True, timeout=limit, check=True,
+            env=env, cwd=str(repo), capture_output=True, text=True, timeout=limit, check=True,
         )
     except subprocess.TimeoutExpired:
         return None
