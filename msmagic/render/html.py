@@ -313,7 +313,7 @@ _LINES_HIGHLIGHTED: list = []
 
 #: Longer code is shown without colours: highlighting is the bulk of the rendering
 #: time and of the output's size, and a cell this long is summarised anyway.
-MAX_HIGHLIGHT_LINES = 3000
+MAX_HIGHLIGHT_LINES = 1000
 
 
 def _lines_highlighted(lines: list[str]) -> Optional[tuple]:
