@@ -287,27 +287,14 @@ def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=N
         if xa.shape != xb.shape:
             row.status, row.note = DIFFERS, f"shape {xa.shape} vs {xb.shape}"
             return row
-        if xa.dtype == bool or xb.dtype == bool:
-            xa, xb = xa.astype(np.int64), xb.astype(np.int64)
-        if not (np.issubdtype(xa.dtype, np.number) and np.issubdtype(xb.dtype, np.number)):
+        if not (
+            (xa.dtype == bool or np.issubdtype(xa.dtype, np.number))
+            and (xb.dtype == bool or np.issubdtype(xb.dtype, np.number))
+        ):
             ok = ok and bool(np.all(xa == xb))
             continue
-        # complex values are compared as complex numbers (a cast to float64 would keep
-        # only the real parts: an imaginary part of the wrong sign would match)
-        wide = np.complex128 if np.iscomplexobj(xa) or np.iscomplexobj(xb) else np.float64
-        fa, fb = xa.astype(wide), xb.astype(wide)
-        if fa.size:
-            with np.errstate(invalid="ignore"):
-                d = np.abs(fa - fb)
-            same = (np.isnan(fa) & np.isnan(fb)) | (fa == fb)  # equal infinities too
-            d = np.where(same, 0.0, d)
-            max_abs = max(max_abs, float(np.nanmax(d)) if not np.all(np.isnan(d)) else math.inf)
-            denom = np.maximum(np.abs(fa), 1e-12)
-            max_rel = max(max_rel, float(np.nanmax(d / denom)))
-            with np.errstate(invalid="ignore"):
-                close = same | (d <= atol + rtol * _magnitude(fa, xa.dtype))  # NaN on both sides: equal
-            if not np.all(close) or np.any(np.isnan(fa) != np.isnan(fb)):
-                ok = False
+        part_abs, part_rel, part_ok = _compare_arrays(xa, xb, rtol, atol)
+        max_abs, max_rel, ok = max(max_abs, part_abs), max(max_rel, part_rel), ok and part_ok
     row.max_abs, row.max_rel = max_abs, max_rel
     row.series = _series(tparts, mparts) if series else None
     if not ok:
@@ -318,20 +305,69 @@ def compare_values(name, tv, mv, rtol, atol, statement=-1, shapes=None, dtypes=N
     return row
 
 
-def _magnitude(fa, dtype):
-    """What ``rtol`` is relative to, per element: the element's magnitude, and for a
-    floating-point tensor at least its RMS magnitude. A sum of products (a matmul, a
-    gradient) carries a rounding error proportional to the magnitudes summed, not to the
-    result: an element that cancels to nearly 0 in a tensor of hundreds differs between
-    two correct float32 computations by far more than ``rtol`` times itself."""
+#: elements compared at a time: the float64 temporaries of a comparison are a few
+#: times this, not a few times the tensor (two 256 MB float32 tensors took 3.5 GB)
+COMPARE_CHUNK = 1 << 20
+
+
+def _compare_arrays(xa, xb, rtol, atol) -> tuple[float, float, bool]:
+    """(max abs difference, max relative difference, all close) of two numeric arrays of
+    one shape, compared in float64 (complex128 for complex values: a cast to float64
+    would keep only the real parts, and an imaginary part of the wrong sign would
+    match) chunk by chunk of :data:`COMPARE_CHUNK` elements. NaN on both sides is
+    equal, as are equal infinities; ``max_abs`` is infinite when no element gives a
+    difference (all NaN)."""
     import numpy as np
 
-    mag = np.abs(fa)
-    if fa.size > 1 and np.issubdtype(dtype, np.inexact):
+    ra, rb = np.ravel(xa), np.ravel(xb)  # views unless the array is not contiguous
+    bools = xa.dtype == bool or xb.dtype == bool
+    wide = np.complex128 if np.iscomplexobj(xa) or np.iscomplexobj(xb) else np.float64
+    if not ra.size:
+        return 0.0, 0.0, True
+
+    def chunks(r):
+        for start in range(0, r.size, COMPARE_CHUNK):
+            part = r[start : start + COMPARE_CHUNK]
+            yield (part.astype(np.int64) if bools else part).astype(wide)
+
+    rms = _rms(chunks(ra), ra.size) if ra.size > 1 and np.issubdtype(xa.dtype, np.inexact) else None
+    max_abs, max_rel, ok, any_difference = 0.0, 0.0, True, False
+    for fa, fb in zip(chunks(ra), chunks(rb)):
+        with np.errstate(invalid="ignore"):
+            d = np.abs(fa - fb)
+        same = (np.isnan(fa) & np.isnan(fb)) | (fa == fb)  # equal infinities too
+        d = np.where(same, 0.0, d)
+        if not np.all(np.isnan(d)):
+            any_difference = True
+            max_abs = max(max_abs, float(np.nanmax(d)))
+        mag = np.abs(fa)
+        denom = np.maximum(mag, 1e-12)
+        max_rel = max(max_rel, float(np.nanmax(d / denom)))
+        if rms is not None:
+            mag = np.maximum(mag, rms)
+        with np.errstate(invalid="ignore"):
+            close = same | (d <= atol + rtol * mag)  # NaN on both sides: equal
+        if not np.all(close) or np.any(np.isnan(fa) != np.isnan(fb)):
+            ok = False
+    return (max_abs if any_difference else math.inf), max_rel, ok
+
+
+def _rms(chunks, size: int) -> Optional[float]:
+    """The RMS magnitude of the finite elements, or None. What ``rtol`` is relative to,
+    per element, is the element's magnitude, and for a floating-point tensor at least
+    this RMS magnitude: a sum of products (a matmul, a gradient) carries a rounding error
+    proportional to the magnitudes summed, not to the result: an element that cancels
+    to nearly 0 in a tensor of hundreds differs between two correct float32
+    computations by far more than ``rtol`` times itself."""
+    import numpy as np
+
+    total, count = 0.0, 0
+    for fa in chunks:
+        mag = np.abs(fa)
         finite = mag[np.isfinite(mag)]
-        if finite.size:
-            mag = np.maximum(mag, float(np.sqrt(np.mean(finite ** 2))))
-    return mag
+        total += float(np.sum(finite ** 2))
+        count += finite.size
+    return float(np.sqrt(total / count)) if count else None
 
 
 #: the most points of a sequence kept for its chart

@@ -22,6 +22,7 @@ individual rules.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import sys
@@ -41,6 +42,10 @@ __all__ = [
     "rule_info",
     "compute_hunks",
     "Hunk",
+    "LineMatcher",
+    "MAX_DIFF_ROWS",
+    "shown_hunks",
+    "unified_diff_lines",
     "TEXT",
     "HTML",
     "WIDGET",
@@ -234,6 +239,8 @@ class Hunk:
     edits: list = field(default_factory=list)
     #: rule ids of findings in this hunk whose rule made no edit here
     finding_rules: list = field(default_factory=list)
+    #: the findings whose line meets this hunk's changed lines (set by compute_hunks)
+    findings: list = field(default_factory=list)
 
     @property
     def old_range(self) -> tuple[int, int]:
@@ -275,32 +282,243 @@ class Hunk:
         return list(seen)
 
 
+#: Below this many lines (both sides together) and this many pairs of equal lines to
+#: consider, a plain ``SequenceMatcher`` aligns the lines (its cost grows with lines x
+#: repeats x hunks); above, :class:`LineMatcher` anchors on the lines that occur once.
+PLAIN_MATCH_LINES = 2000
+PLAIN_MATCH_PAIRS = 20_000
+
+
+def _pairs_cost(a: list, b: list) -> int:
+    """How many (i, j) with ``a[i] == b[j]``: the work of one longest-match scan."""
+    count_a: dict = {}
+    for x in a:
+        count_a[x] = count_a.get(x, 0) + 1
+    count_b: dict = {}
+    for x in b:
+        count_b[x] = count_b.get(x, 0) + 1
+    return sum(n * count_a.get(x, 0) for x, n in count_b.items())
+
+
+class LineMatcher(difflib.SequenceMatcher):
+    """A ``SequenceMatcher`` of lines whose cost grows with the number of lines, not
+    with its square: ``difflib`` finds the longest match and recurses on both sides, so
+    a big cell with many hunks (or many repeated lines, without autojunk) took minutes.
+
+    Small inputs are matched exactly as ``SequenceMatcher`` matches them. Big ones are
+    anchored first (patience diff): the common prefix and suffix, then the lines that
+    occur exactly once on each side, in increasing order on both (longest increasing
+    subsequence); only the gaps between anchors go to ``SequenceMatcher``, with
+    ``autojunk`` forced on for a gap whose repeated lines would make it slow."""
+
+    def get_matching_blocks(self):
+        if self.matching_blocks is not None:
+            return self.matching_blocks
+        a, b = self.a, self.b
+        if len(a) + len(b) <= PLAIN_MATCH_LINES and (
+            self.autojunk or _pairs_cost(a, b) <= PLAIN_MATCH_PAIRS
+        ):
+            return super().get_matching_blocks()
+        blocks: list = []
+        for alo, ahi, blo, bhi in self._gaps():
+            blocks.extend(_gap_blocks(a, b, alo, ahi, blo, bhi, self.autojunk))
+        merged: list = []
+        for i, j, k in sorted(blocks):
+            if k and merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+                merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + k)
+            elif k:
+                merged.append((i, j, k))
+        merged.append((len(a), len(b), 0))
+        self.matching_blocks = [difflib.Match._make(m) for m in merged]
+        return self.matching_blocks
+
+    def _gaps(self):
+        """(alo, ahi, blo, bhi) between anchors, anchors included as 1-line gaps that
+        match themselves."""
+        a, b = self.a, self.b
+        where_a: dict = {}
+        for i, x in enumerate(a):
+            where_a[x] = -1 if x in where_a else i
+        where_b: dict = {}
+        for j, x in enumerate(b):
+            where_b[x] = -1 if x in where_b else j
+        pairs = [
+            (i, where_b[x]) for i, x in enumerate(a) if where_a[x] == i and where_b.get(x, -1) >= 0
+        ]
+        anchors = _increasing(pairs)
+        prev_i = prev_j = 0
+        for i, j in anchors:
+            yield prev_i, i, prev_j, j
+            yield i, i + 1, j, j + 1
+            prev_i, prev_j = i + 1, j + 1
+        yield prev_i, len(a), prev_j, len(b)
+
+
+def _increasing(pairs: list) -> list:
+    """The longest subsequence of ``pairs`` (sorted by i) increasing in j (patience
+    sorting, n log n)."""
+    tails: list = []  # j of the last pair of the best run of each length
+    tail_at: list = []  # index into pairs of that pair
+    back = [-1] * len(pairs)
+    for k, (_, j) in enumerate(pairs):
+        n = bisect.bisect_left(tails, j)
+        if n == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[n] = j
+            tail_at[n] = k
+        back[k] = tail_at[n - 1] if n else -1
+    out = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        out.append(pairs[k])
+        k = back[k]
+    return out[::-1]
+
+
+def _gap_blocks(a, b, alo, ahi, blo, bhi, autojunk: bool) -> list:
+    """Matching blocks (absolute positions) of ``a[alo:ahi]`` and ``b[blo:bhi]``."""
+    out = []
+    while alo < ahi and blo < bhi and a[alo] == b[blo]:
+        out.append((alo, blo, 1))
+        alo, blo = alo + 1, blo + 1
+    tail = []
+    while alo < ahi and blo < bhi and a[ahi - 1] == b[bhi - 1]:
+        ahi, bhi = ahi - 1, bhi - 1
+        tail.append((ahi, bhi, 1))
+    if alo < ahi and blo < bhi:
+        sub_a, sub_b = a[alo:ahi], b[blo:bhi]
+        junk = autojunk or _pairs_cost(sub_a, sub_b) > PLAIN_MATCH_PAIRS
+        sm = difflib.SequenceMatcher(None, sub_a, sub_b, autojunk=junk)
+        out.extend((alo + i, blo + j, k) for i, j, k in sm.get_matching_blocks() if k)
+    return out + tail[::-1]
+
+
 def compute_hunks(result: Any, context: int = 3, autojunk: bool = True) -> tuple[list[Hunk], list]:
     """Hunks of ``result.source`` -> ``result.code`` and the edits that fall in none.
 
-    With the default ``autojunk`` the hunks are exactly those of ``result.diff()``.
+    With the default ``autojunk`` the hunks are exactly those of ``result.diff()`` (for
+    cells under :data:`PLAIN_MATCH_LINES`; a bigger one is aligned by
+    :class:`LineMatcher`). Edits and findings are placed by binary search over the
+    hunks' changed ranges, so a cell with thousands of hunks costs no more per hunk.
     """
     old, new = split_lines(result.source), split_lines(result.code)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=autojunk)
+    matcher = LineMatcher(None, old, new, autojunk=autojunk)
     hunks = [Hunk(i, list(g)) for i, g in enumerate(matcher.get_grouped_opcodes(context))]
     if old == new:
         hunks = []
+    find = _HunkIndex(hunks)
     unplaced = []
     for edit in result.edits:
-        placed = False
-        for h in hunks:
-            if h.meets(tuple(edit.before), tuple(edit.after)):
-                h.edits.append(edit)
-                placed = True
-        if not placed:
+        met = find(tuple(edit.before), tuple(edit.after))
+        for k in met:
+            hunks[k].edits.append(edit)
+        if not met:
             unplaced.append(edit)
+    seen = [{e.rule_id for e in h.edits} for h in hunks]
     for f in result.unsupported:
-        for h in hunks:
-            pos_old = (f.line, f.line) if f.line else (1, 0)
-            pos_new = (f.out_line, f.out_line) if f.out_line else (1, 0)
-            if h.meets(pos_old, pos_new) and f.rule_id not in h.rule_ids:
+        pos_old = (f.line, f.line) if f.line else (1, 0)
+        pos_new = (f.out_line, f.out_line) if f.out_line else (1, 0)
+        for k in find(pos_old, pos_new):
+            h = hunks[k]
+            h.findings.append(f)
+            if f.rule_id not in seen[k]:
+                seen[k].add(f.rule_id)
                 h.finding_rules.append(f.rule_id)
     return hunks, unplaced
+
+
+class _HunkIndex:
+    """Which hunks a pair of line ranges meets (as :meth:`Hunk.meets`), by binary
+    search: the changed ranges of the hunks are disjoint and in order on each side."""
+
+    def __init__(self, hunks: list) -> None:
+        self.sides = []
+        for changed in (Hunk.changed_old, Hunk.changed_new):
+            ranges = [(s, e, k) for k, h in enumerate(hunks) for s, e in changed(h) if e >= s]
+            self.sides.append((ranges, [e for _, e, _ in ranges]))
+
+    def __call__(self, old: tuple[int, int], new: tuple[int, int]) -> list[int]:
+        met: set = set()
+        for (ranges, ends), (start, end) in zip(self.sides, (old, new)):
+            if end < start:
+                continue
+            n = bisect.bisect_left(ends, start)
+            while n < len(ranges) and ranges[n][0] <= end:
+                met.add(ranges[n][2])
+                n += 1
+        return sorted(met)
+
+
+#: A diff longer than this many rows (unified: context, removed and added lines) is
+#: summarised: the first rows are shown, then how many more there are; the whole
+#: MindSpore code stays in the output (the code block to select and copy).
+MAX_DIFF_ROWS = 1000
+
+
+def hunk_rows(hunk: Hunk) -> int:
+    """The rows of ``hunk`` in the unified layout."""
+    return sum(
+        i2 - i1 if tag == "equal" else (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in hunk.opcodes
+    )
+
+
+def shown_hunks(hunks: list, max_rows: int = MAX_DIFF_ROWS) -> tuple[list, int, int]:
+    """The hunks to display within ``max_rows`` unified rows, the last one cut short if
+    needed, then how many hunks are left out in whole or in part and how many rows."""
+    shown: list = []
+    rows = 0
+    for k, h in enumerate(hunks):
+        n = hunk_rows(h)
+        if rows + n <= max_rows:
+            shown.append(h)
+            rows += n
+            continue
+        room = max_rows - rows
+        cut = _cut_hunk(h, room) if room > 0 else None
+        if cut is not None:
+            shown.append(cut)
+        hidden = sum(hunk_rows(x) for x in hunks[k:]) - (hunk_rows(cut) if cut is not None else 0)
+        return shown, len(hunks) - k, hidden
+    return shown, 0, 0
+
+
+def _cut_hunk(hunk: Hunk, room: int) -> Optional[Hunk]:
+    """The first ``room`` unified rows of ``hunk`` (whole lines of each opcode)."""
+    opcodes = []
+    for tag, i1, i2, j1, j2 in hunk.opcodes:
+        if room <= 0:
+            break
+        if tag == "equal":
+            k = min(i2 - i1, room)
+            opcodes.append((tag, i1, i1 + k, j1, j1 + k))
+            room -= k
+            continue
+        dels = min(i2 - i1, (room + 1) // 2 if j2 > j1 else room)
+        adds = min(j2 - j1, room - dels)
+        if dels or adds:
+            opcodes.append((tag, i1, i1 + dels, j1, j1 + adds))
+        room -= dels + adds
+    if not opcodes:
+        return None
+    return Hunk(hunk.index, opcodes, hunk.edits, hunk.finding_rules, hunk.findings)
+
+
+def unified_diff_lines(old: list, new: list, hunks: list) -> list[str]:
+    """``result.diff()``'s lines for these hunks (``difflib.unified_diff``'s format)."""
+    if not hunks:
+        return []
+    out = ["--- pytorch", "+++ mindspore"]
+    for h in hunks:
+        out.append(h.header)
+        for tag, i1, i2, j1, j2 in h.opcodes:
+            if tag == "equal":
+                out.extend(" " + line for line in old[i1:i2])
+                continue
+            out.extend("-" + line for line in old[i1:i2])
+            out.extend("+" + line for line in new[j1:j2])
+    return out
 
 
 def rule_title(rule_id: str, edits=()) -> str:

@@ -40,6 +40,7 @@ from html import escape
 from typing import Optional
 
 from . import (
+    MAX_DIFF_ROWS,
     VIEWS,
     compute_hunks,
     counts,
@@ -47,6 +48,7 @@ from . import (
     resolve_view,
     rule_info,
     rule_title,
+    shown_hunks,
     split_lines,
 )
 
@@ -280,11 +282,14 @@ def _highlighted(text: str) -> Optional[tuple]:
     except ImportError:
         return None
     styles = _token_styles()
+    style_of: dict = {}  # token type -> its style, looked up once per type
     lexer = PythonLexer(stripnl=False, stripall=False, ensurenl=False)
     lines: list[list] = [[]]
     try:
         for ttype, value in lexer.get_tokens(text):
-            style = next((s for tt, s in styles if ttype in tt), "")
+            style = style_of.get(ttype)
+            if style is None:
+                style = style_of[ttype] = next((s for tt, s in styles if ttype in tt), "")
             pieces = value.split("\n")
             for k, piece in enumerate(pieces):
                 if k:
@@ -300,8 +305,29 @@ def _highlighted(text: str) -> Optional[tuple]:
     return tuple(tuple(segs) for segs in lines[: len(want)])
 
 
+#: (lines, their highlighting) of the last few line lists asked for, by identity: a
+#: table asks for each of its rows, and joining and hashing the whole text per row made
+#: rendering quadratic in the cell's length.
+_LINES_HIGHLIGHTED: list = []
+
+
+#: Longer code is shown without colours: highlighting is the bulk of the rendering
+#: time and of the output's size, and a cell this long is summarised anyway.
+MAX_HIGHLIGHT_LINES = 1000
+
+
+def _lines_highlighted(lines: list[str]) -> Optional[tuple]:
+    for cached, hl in _LINES_HIGHLIGHTED:
+        if cached is lines:
+            return hl
+    hl = _highlighted("\n".join(lines)) if len(lines) <= MAX_HIGHLIGHT_LINES else None
+    _LINES_HIGHLIGHTED.insert(0, (lines, hl))
+    del _LINES_HIGHLIGHTED[4:]
+    return hl
+
+
 def _segments(lines: list[str], index: int) -> list:
-    hl = _highlighted("\n".join(lines))
+    hl = _lines_highlighted(lines)
     if hl is None or index >= len(hl):
         return [("", lines[index])]
     return list(hl[index])
@@ -386,15 +412,7 @@ def hunk_badges(result, hunk) -> list[str]:
     badges = []
     for rid in hunk.rule_ids:
         edits = [e for e in hunk.edits if e.rule_id == rid]
-        findings = [
-            f
-            for f in result.unsupported
-            if f.rule_id == rid
-            and hunk.meets(
-                (f.line, f.line) if f.line else (1, 0),
-                (f.out_line, f.out_line) if f.out_line else (1, 0),
-            )
-        ]
+        findings = [f for f in hunk.findings if f.rule_id == rid]
         badges.append(_badge(rid, edits, findings))
     return badges
 
@@ -765,12 +783,21 @@ def render_html(result, view: Optional[str] = None) -> str:
             f'<div class="msm-nochange" style="{S["nochange"]}">No changes: msmagic left this cell as it was.</div>'
         )
     else:
+        shown, more_hunks, more_rows = shown_hunks(hunks)
+        more = ""
+        if more_rows:
+            more = (
+                f'<div class="msm-more" style="{S["nochange"]}">'
+                f'{plural(more_rows, "more diff line")} in {plural(more_hunks, "hunk")} not shown '
+                f"(the diff is cut at {MAX_DIFF_ROWS:,} lines). The whole MindSpore code is in "
+                "the code block below, to select and copy.</div>"
+            )
         for v in VIEWS:
             table = _split_table if v == "split" else _unified_table
             body = "".join(
                 hunk_html(result, h, table(old, new, h.opcodes, marks, RuleMarks(h.edits)))
-                for h in hunks
-            )
+                for h in shown
+            ) + more
             attr = " open" if v == view else ""
             parts.append(
                 f'<details class="msm-view msm-view-{v}" data-view="{v}" style="{S["view"]}"{attr}>'

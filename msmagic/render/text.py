@@ -3,7 +3,16 @@ findings, notes. Plain text unless ``color=True`` (terminal IPython)."""
 
 from __future__ import annotations
 
-from . import compute_hunks, counts, plural, rule_title
+from . import (
+    MAX_DIFF_ROWS,
+    compute_hunks,
+    counts,
+    plural,
+    rule_title,
+    shown_hunks,
+    split_lines,
+    unified_diff_lines,
+)
 
 _RESET = "\x1b[0m"
 _STYLES = {
@@ -59,17 +68,24 @@ def render_text(result, color: bool = False) -> str:
         return result.code
     lines = [_paint(header(result), "header", color)]
 
-    diff = result.diff()
+    hunks, unplaced = compute_hunks(result)
+    shown, more_hunks, more_rows = shown_hunks(hunks)
+    diff = unified_diff_lines(split_lines(result.source), split_lines(result.code), shown)
     if diff:
         lines.append("")
-        lines.extend(_diff_lines(diff, color))
+        lines.extend(_diff_lines("\n".join(diff), color))
+        if more_rows:
+            lines.append(
+                f"... {plural(more_rows, 'more diff line')} in {plural(more_hunks, 'hunk')} not shown "
+                f"(the diff is cut at {MAX_DIFF_ROWS} lines); the whole MindSpore code is the "
+                "result's .code (%%ms_port -o NAME keeps the result, --insert puts the code in a new cell)"
+            )
     else:
         lines.append("(no changes)")
 
-    hunks, unplaced = compute_hunks(result)
-    if any(h.rule_ids for h in hunks) or unplaced:
+    if any(h.rule_ids for h in shown) or unplaced:
         lines.append("")
-        for h in hunks:
+        for h in shown:
             if h.rule_ids:
                 lines.append(
                     f"{_paint(h.header, 'hunk', color)} rules: "
