@@ -184,6 +184,14 @@ def test_strict_fails_a_mindspore_side_error(ip):
     assert "Traceback" not in c.stdout + c.stderr
 
 
+def test_strict_fails_a_side_stopped_by_timeout(ip):
+    cell = "import time\nimport torch\nx = torch.ones(2)\ntime.sleep(30)\n"
+    with capture_output():
+        result = ip.run_cell(f"%%ms_parity --strict --timeout 1 -o rep\n{cell}")
+    assert ip.user_ns.pop("rep").timed_out == "PyTorch"
+    assert str(result.error_in_exec) == "%%ms_parity strict check failed: the PyTorch side ran past --timeout"
+
+
 # the port flags the call it keeps as PyTorch (MindSpore has no airy_ai), which never runs
 FLAGGED_MATCHES = "import torch\ndef f(t):\n    return torch.special.airy_ai(t)\nx = torch.ones(2)\n"
 
