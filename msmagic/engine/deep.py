@@ -14,7 +14,10 @@ process dies of SIGSEGV instead of raising RecursionError. The process's limit i
 therefore never changed. CPython 3.11 checks each thread against the limit it holds in
 its own thread state (the interpreter's limit is only copied there), so the worker
 raises its own copy and sets it back after each port; what CPython itself accepts is
-still judged under the interpreter's limit, as in any other thread. Where that thread
+still judged under the interpreter's limit, as in any other thread. (So are the
+engine's later ``ast.parse`` calls on parts of the cell, from a few frames deeper: a
+cell within ~1% of CPython's bound can be a PortLimitError; a sum of 2,944 terms
+ports, CPython's bound is 2,984; ``benchmarks/deep_input.py``.) Where that thread
 state cannot be found and checked (another Python version), or no thread can be
 started (a platform without settable thread stacks, or no memory for one), the port
 runs under the limit as it is, and a cell too deep for it is a PortLimitError.
