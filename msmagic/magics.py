@@ -8,6 +8,8 @@ Load with ``%load_ext msmagic``. Settings (``%config MsMagic.view = "unified"``,
 * ``MsMagic.view``   -- "split" (PyTorch | MindSpore) or "unified" diff; default split
 * ``MsMagic.quiet``  -- show only the ported code; default False
 * ``MsMagic.device`` -- CPU, GPU or Ascend, for ``%%ms_parity``; default CPU
+* ``MsMagic.strict`` -- ``%%ms_parity`` fails the cell when the port diverges or fails
+  (``--strict``, for CI); default False
 
 This module imports neither the engine, the parity runner nor torch/mindspore; they are
 imported the first time a cell is ported or compared, so ``%load_ext msmagic`` stays fast.
@@ -64,6 +66,12 @@ class MsMagic(Magics, Configurable):
         ["CPU", "GPU", "Ascend"],
         default_value="CPU",
         help="MindSpore device target used by %%ms_parity when it runs ported code.",
+    ).tag(config=True)
+    strict = Bool(
+        False,
+        help="If True, %%ms_parity fails the cell after the report when a statement "
+        "diverges, the MindSpore side raises or a side runs past --timeout (as --strict "
+        "does; --no-strict overrides it for one cell), so a notebook run in CI stops there.",
     ).tag(config=True)
 
     def __init__(self, shell=None, **kwargs):
@@ -238,6 +246,16 @@ class MsMagic(Magics, Configurable):
         "whose .code is used) instead of the port of this cell.",
     )
     @argument(
+        "--strict",
+        action="store_true",
+        default=None,
+        help="Fail the cell after the report when a statement diverges, the MindSpore side "
+        "raises or a side runs past --timeout, so a notebook run (CI: nbval, nbclient) "
+        "stops there (default: MsMagic.strict, which defaults to False).",
+    )
+    @argument("--no-strict", dest="strict", action="store_false", default=None,
+              help="Report a divergence without failing the cell, even under MsMagic.strict.")
+    @argument(
         "-o",
         "--output",
         metavar="NAME",
@@ -267,7 +285,9 @@ class MsMagic(Magics, Configurable):
         the PyTorch side raised (SystemExit from sys.exit() too) is raised again, and
         Ctrl-C raises KeyboardInterrupt, so a notebook run stops there. A failure on the
         MindSpore side only, and a side stopped by --timeout, are part of the report: the
-        cell succeeds. --timeout inf means no limit; --seed takes 0 to 2**32 - 1.
+        cell succeeds, unless --strict (or MsMagic.strict) is on: then a divergence, a
+        MindSpore-side error or a timeout fails the cell after the report with a one-line
+        UsageError, for CI. --timeout inf means no limit; --seed takes 0 to 2**32 - 1.
         """
         __tracebackhide__ = True  # an error the cell raised is shown from the cell's frames
         args = self._options_or_help(self.ms_parity, line, cell, "the PyTorch code to run")
@@ -353,6 +373,10 @@ class MsMagic(Magics, Configurable):
             return None
         if report.interrupted:
             raise KeyboardInterrupt()  # the report above shows what was compared
+        if (self.strict if args.strict is None else args.strict):
+            failure = report.strict_failure()
+            if failure is not None:  # the report above shows it in full
+                raise UsageError(f"%%ms_parity strict check failed: {failure}")
         if capture is not None:
             return None  # a %%capture cell shows nothing of its own
         # what the plain cell would have shown as Out[] (None shows nothing)

@@ -93,6 +93,19 @@ def test_recursion_in_the_port_is_a_limit_error(monkeypatch, default_limit):
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
+def _recurse(n):
+    return 0 if n == 0 else 1 + _recurse(n - 1)
+
+
+def test_the_worker_alone_holds_the_raised_limit(default_limit):
+    """The worker recurses 5,000 frames deep while the interpreter's limit, which every
+    other thread is held to, stays at 1,000."""
+    assert deep.run(lambda: (sys.getrecursionlimit(), _recurse(5000))) == (1000, 5000)
+    assert sys.getrecursionlimit() == 1000
+    with pytest.raises(RecursionError):
+        _recurse(5000)
+
+
 def test_output_that_does_not_parse_is_reported(monkeypatch):
     monkeypatch.setattr(pipeline, "unmask", lambda text, masked: text + "    y = (\n")
     with pytest.raises(PortOutputError) as err:
@@ -197,3 +210,63 @@ def test_unevenly_indented_cell_is_still_an_error():
 def test_stacked_timing_magics(prefix):
     cell = f"import torch\n{prefix}x = torch.ones(3).sum()\ny = x\n"
     assert msmagic.port(cell).code == f"import mindspore\n{prefix}x = mindspore.ops.ones(3).sum()\ny = x\n"
+
+
+# A thread that recurses through C code (json.dumps and repr of deeply nested lists)
+# while deep cells are ported: under the interpreter's limit it gets RecursionError; had
+# the port raised that limit, its ordinary 8 MiB stack would overflow (SIGSEGV).
+OTHER_THREAD_RECURSES = r'''
+import json, sys, threading
+import msmagic
+
+nested = []
+for _ in range(300_000):
+    nested = [nested]
+cell = "import torch\nx = torch.ones(3)\ny = " + " + ".join(["x"] * 1500) + "\n"
+ported = threading.Event()
+seen = {"limits": set(), "recursion_errors": 0, "ported": 0}
+
+
+def port():
+    try:
+        for _ in range(3):
+            seen["ported"] += msmagic.port(cell).code.count(" + x") == 1499
+    finally:
+        ported.set()
+
+
+def recurse():
+    while not ported.is_set():
+        seen["limits"].add(sys.getrecursionlimit())
+        for dump in (json.dumps, repr):
+            try:
+                dump(nested)
+            except RecursionError:
+                seen["recursion_errors"] += 1
+
+
+threading.stack_size(8 * 1024 * 1024)
+recursing = threading.Thread(target=recurse)
+threading.stack_size(0)
+porting = threading.Thread(target=port)
+recursing.start()
+porting.start()
+porting.join()
+recursing.join()
+print(seen["ported"], sorted(seen["limits"]), seen["recursion_errors"] > 0, sys.getrecursionlimit())
+'''
+
+
+def test_other_threads_keep_the_recursion_limit_while_a_deep_cell_ports(tmp_path):
+    import os
+    import subprocess
+
+    script = tmp_path / "other_thread.py"
+    script.write_text(OTHER_THREAD_RECURSES)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    # all three ported; the other thread saw only the interpreter's limit and hit it
+    assert done.stdout.split("\n")[-2] == "3 [1000] True 1000"

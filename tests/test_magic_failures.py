@@ -147,6 +147,98 @@ def test_nbclient_stops_at_sys_exit_in_a_parity_cell(tmp_path, monkeypatch):
     assert not (tmp_path / "after_exit.txt").exists()
 
 
+# ----------------------------------------------------------------------------- --strict
+
+# the MindSpore code computes twice PyTorch's x: the cell diverges at statement 2
+MINDSPORE_DIFFERS = "import mindspore\nx = mindspore.ops.ones(2) * 2\n"
+STRICT_DIVERGED = ("%%ms_parity strict check failed: 1 statement diverged; 1 of 1 compared values "
+                   "differ; first after statement 2 (line 2): x")
+
+
+def test_strict_fails_a_diverging_cell_after_the_report(ip):
+    ip.user_ns["ms_code"] = MINDSPORE_DIFFERS
+    with capture_output() as c:
+        result = ip.run_cell(f"%%ms_parity --against ms_code --strict -o rep\n{MINDSPORE_FAILS}")
+    assert type(result.error_in_exec) is UsageError
+    assert str(result.error_in_exec) == STRICT_DIVERGED
+    assert not ip.user_ns.pop("rep").ok
+    # the report is shown, then the one line, with no traceback
+    assert len(c.outputs) == 1 and "msm-parity" in c.outputs[0].data["text/html"]
+    assert "Traceback" not in c.stdout + c.stderr
+    assert ip.user_ns["x"].tolist() == [1.0, 1.0]  # the PyTorch side ran as a plain cell
+    with capture_output():
+        plain = ip.run_cell(f"%%ms_parity --against ms_code\n{MINDSPORE_FAILS}")
+    assert plain.error_in_exec is None and plain.success
+
+
+def test_strict_fails_a_mindspore_side_error(ip):
+    ip.user_ns["ms_code"] = MINDSPORE_CODE
+    with capture_output() as c:
+        result = ip.run_cell(f"%%ms_parity --against ms_code --strict\n{MINDSPORE_FAILS}")
+    assert type(result.error_in_exec) is UsageError
+    assert str(result.error_in_exec).startswith(
+        "%%ms_parity strict check failed: 1 statement failed on the MindSpore side (statement 2, "
+        "line 2: AttributeError: ")
+    assert "no_such_op" in str(result.error_in_exec) and "\n" not in str(result.error_in_exec)
+    assert "msm-error-mindspore" in c.outputs[0].data["text/html"]
+    assert "Traceback" not in c.stdout + c.stderr
+
+
+def test_strict_fails_a_side_stopped_by_timeout(ip):
+    cell = "import time\nimport torch\nx = torch.ones(2)\ntime.sleep(30)\n"
+    with capture_output():
+        result = ip.run_cell(f"%%ms_parity --strict --timeout 1 -o rep\n{cell}")
+    assert ip.user_ns.pop("rep").timed_out == "PyTorch"
+    assert str(result.error_in_exec) == "%%ms_parity strict check failed: the PyTorch side ran past --timeout"
+
+
+# the port flags the call it keeps as PyTorch (MindSpore has no airy_ai), which never runs
+FLAGGED_MATCHES = "import torch\ndef f(t):\n    return torch.special.airy_ai(t)\nx = torch.ones(2)\n"
+
+
+def test_strict_from_config_and_no_strict_for_one_cell(ip):
+    ip.user_ns["ms_code"] = MINDSPORE_DIFFERS
+    ip.run_line_magic("config", "MsMagic.strict = True")
+    with capture_output():
+        diverged = ip.run_cell(f"%%ms_parity --against ms_code\n{MINDSPORE_FAILS}")
+        exempt = ip.run_cell(f"%%ms_parity --against ms_code --no-strict\n{MINDSPORE_FAILS}")
+        flagged = ip.run_cell(f"%%ms_parity -o rep\n{FLAGGED_MATCHES}")
+    assert str(diverged.error_in_exec) == STRICT_DIVERGED
+    assert exempt.error_in_exec is None
+    rep = ip.user_ns.pop("rep")
+    assert [f.api for f in rep.port.unsupported] == ["torch.special.airy_ai"]
+    assert flagged.error_in_exec is None and rep.ok and rep.row("x").status == "match"
+
+
+def test_nbclient_fails_a_diverging_cell_under_strict_only(tmp_path, monkeypatch):
+    pytest.importorskip("nbclient")
+    from nbclient.exceptions import CellExecutionError
+
+    # the kernel imports msmagic from this checkout
+    monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    diverging = f"%%ms_parity --against ms_code\n{MINDSPORE_FAILS}"
+    nb = _notebook([
+        "%load_ext msmagic",
+        f"ms_code = {MINDSPORE_DIFFERS!r}",
+        diverging,
+        "%config MsMagic.strict = True",
+        "%%ms_parity\nimport torch\nz = torch.ones(2)\n",
+        "open('before_strict_failure.txt', 'w').write('ran')",
+        diverging,
+        "open('after_strict_failure.txt', 'w').write('ran')",
+    ])
+    with pytest.raises(CellExecutionError) as info:
+        _execute(nb, tmp_path)
+    assert info.value.ename == "UsageError"
+    assert info.value.evalue == STRICT_DIVERGED
+    # without --strict the diverging cell passed; the matching cell passed under it ...
+    assert not [o for o in nb.cells[2].outputs if o.output_type == "error"]
+    assert (tmp_path / "before_strict_failure.txt").read_text() == "ran"
+    # ... and the run stopped at the diverging cell, its report shown
+    assert not (tmp_path / "after_strict_failure.txt").exists()
+    assert any("msm-parity" in o.get("data", {}).get("text/html", "") for o in nb.cells[6].outputs)
+
+
 # ----------------------------------------------------------------------------- await
 
 

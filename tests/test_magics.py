@@ -268,10 +268,11 @@ def test_config_view_is_honoured_and_the_option_wins(ip, fake):
 
 def test_config_traits():
     traits = MsMagic.class_traits(config=True)
-    assert set(traits) >= {"view", "quiet", "device"}
+    assert set(traits) >= {"view", "quiet", "device", "strict"}
     assert traits["view"].default_value == "split"
     assert traits["device"].values == ["CPU", "GPU", "Ascend"]
-    assert all(traits[name].help for name in ("view", "quiet", "device"))
+    assert traits["strict"].default_value is False
+    assert all(traits[name].help for name in ("view", "quiet", "device", "strict"))
 
 
 def test_syntax_error_becomes_a_usage_error(ip, fake):

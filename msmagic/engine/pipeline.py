@@ -202,9 +202,8 @@ def _indent(lines: list, margin: str) -> list:
 
 def _port(source: str, session: Optional[PortSession]) -> PortResult:
     masked = mask(source)
-    try:
-        with deep.caller_limit():  # what CPython rejects is rejected here too
-            tree = ast.parse(masked.text)
+    try:  # under the interpreter's recursion limit: what CPython rejects is rejected here too
+        tree = ast.parse(masked.text)
     except SyntaxError as err:
         raise _syntax_error(err, masked) from None
     except RecursionError as exc:
@@ -317,8 +316,7 @@ def _check_parses(code: str) -> None:
     if masked.verbatim is not None:
         return
     try:
-        with deep.caller_limit():
-            ast.parse(masked.text)
+        ast.parse(masked.text)
     except SyntaxError as err:
         line, col = err.lineno or 1, err.offset or 1
         raise PortOutputError(err.msg, line, col + len(masked.prefixes.get(line - 1, ""))) from None

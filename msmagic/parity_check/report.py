@@ -170,6 +170,40 @@ class ParityReport:
             out[r.status] = out.get(r.status, 0) + 1
         return out
 
+    def strict_failure(self) -> Optional[str]:
+        """Why ``%%ms_parity --strict`` fails the cell, in one line; None when it passes.
+
+        The run passes when neither side failed or ran past ``--timeout`` and nothing
+        diverged: every compared value matches, and none differed on the way (a cell
+        that binds nothing to compare passes too). Otherwise the line says how many
+        statements diverged or failed, and where the first did. The PyTorch side's
+        error and Ctrl-C fail the cell with or without ``--strict``."""
+        if self.interrupted:
+            return "the run was interrupted"
+        if self.timed_out:
+            return f"the {self.timed_out} side ran past --timeout"
+        failed = self.torch_error or self.ms_error
+        if failed is not None:
+            message = " ".join(str(failed.message).split())
+            if len(message) > 200:
+                message = message[:199] + "…"
+            return (f"1 statement failed on the {failed.side} side (statement {failed.statement + 1}, "
+                    f"line {failed.lines[0]}: {failed.type}: {message})")
+        if self.verdict[0] != "differs":
+            return None
+        compared = self.compared_rows
+        differing = [r for r in compared if r.status != MATCH]
+        statements = {r.statement for r in differing if r.statement >= 0}
+        d = self.first_divergence
+        if d is not None:
+            statements.add(d.statement)
+        count = len(statements)
+        text = (f"{count} statement{'s' if count != 1 else ''} diverged; "
+                f"{len(differing)} of {len(compared)} compared values differ")
+        if d is not None:
+            text += f"; first after statement {d.statement + 1} (line {d.before[0]}): {', '.join(d.names)}"
+        return text
+
     def summary(self) -> str:
         kind, label = self.verdict
         if self.interrupted:
