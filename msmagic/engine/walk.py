@@ -202,6 +202,8 @@ class Walker(KindScope, cst.CSTTransformer):
             for hook in self.line_hooks.pop(id(original), ()):
                 if isinstance(result, cst.SimpleStatementLine):
                     result = hook(result)
+            if kind is cst.SimpleStatementLine and result is not original:
+                result = _keep_inner_comments(original, result)
             if self.depth == 0 and kind is cst.FunctionDef:
                 self.flagged_defs[original.name.value] = (
                     tuple((r.rule_id, r.api) for r in self.edit_log.findings_of(self.top_index)),
@@ -798,6 +800,46 @@ def _after_definitions(definitions: list, statements: list) -> list:
             stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(), *lead])
         out.append(stmt)
     return out
+
+
+def _comments(nodes) -> list:
+    """The text of every comment in ``nodes`` and under them (whitespace included)."""
+    found, stack = [], list(nodes)
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Comment:
+            found.append(node.value)
+        else:
+            stack.extend(node.children)
+    return found
+
+
+def _keep_inner_comments(original: cst.SimpleStatementLine, result):
+    """A comment inside a statement a rule rewrote (``x.size(  # rows`` made
+    ``x.shape[0]``) is never lost: what the new statement no longer holds goes on lines
+    of its own above it. The engine's own marks (``__msmagic_...``) are left to the
+    engine."""
+    inner = [c for c in _comments(original.body) if "__msmagic_" not in c]
+    if not inner:
+        return result
+    nodes = _flatten(result)
+    if not nodes:
+        return result
+    kept = _comments(nodes)
+    missing = []
+    for text in inner:
+        if text in kept:
+            kept.remove(text)
+        else:
+            missing.append(text)
+    if not missing:
+        return result
+    first = nodes[0]
+    if not hasattr(first, "leading_lines"):
+        return result
+    lines = [*first.leading_lines, *(cst.EmptyLine(comment=cst.Comment(text)) for text in missing)]
+    nodes[0] = first.with_changes(leading_lines=lines)
+    return cst.FlattenSentinel(nodes) if isinstance(result, cst.FlattenSentinel) else nodes[0]
 
 
 def _flatten(result):

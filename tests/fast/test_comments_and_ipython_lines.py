@@ -637,3 +637,42 @@ def test_comments_in_a_call_whose_arguments_the_port_packs_or_drops_are_kept():
         """,
         edits={"IMP001", "FUN009", "FUN017", "FUN001", "DAT005", "DEV003", "LAY001"},
     )
+
+
+def test_comments_in_a_call_a_rule_replaces_with_another_expression_go_above_it():
+    """``x.size(  # rows`` becomes ``x.shape[0]``, ``x.cuda(  # c`` becomes ``x``: the new
+    expression has nowhere to hold the comment, so it goes on a line of its own above the
+    statement (in a block too), never lost."""
+    assert_ports(
+        """
+            import torch
+            x = torch.ones(3, 4)
+            n = x.size(  # rows
+                0)
+            y = x.cuda(  # to the GPU
+            )
+            def f(x):
+                for i in range(2):
+                    z = x.detach(  # no grad
+                    ).cpu().numpy()  # as NumPy
+                return z
+            w = x.to('cpu',  # where
+                     torch.float64)
+        """,
+        """
+            import mindspore
+            x = mindspore.ops.ones((3, 4))
+            # rows
+            n = x.shape[0]
+            # to the GPU
+            y = x
+            def f(x):
+                for i in range(2):
+                    # no grad
+                    z = x.asnumpy()  # as NumPy
+                return z
+            # where
+            w = x.to(mindspore.float64)
+        """,
+        edits={"IMP001", "FUN009", "DAT006", "DEV004", "DEV005", "DAT005"},
+    )
