@@ -7,9 +7,10 @@ rule is looked up in the registry by id when its text is needed.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import ClassVar, Optional
+
+from msmagic.lines import unified_diff
 
 
 @dataclass(frozen=True)
@@ -150,13 +151,8 @@ class PortResult:
     def diff(self, context: int = 3) -> str:
         """Unified diff from the PyTorch input to the MindSpore output."""
         return "".join(
-            difflib.unified_diff(
-                _lines(self.source),
-                _lines(self.code),
-                fromfile="pytorch",
-                tofile="mindspore",
-                n=context,
-            )
+            unified_diff(_lines(self.source), _lines(self.code), fromfile="pytorch",
+                         tofile="mindspore", n=context)
         )
 
     def edits_for_output_lines(self, start: int, end: int) -> list[Edit]:

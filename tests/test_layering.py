@@ -2,7 +2,8 @@
 
 * the result and report classes are plain data: ``msmagic.result`` and
   ``msmagic.parity_check.report`` import nothing from msmagic but each other's kind
-  (``msmagic.result``, ``msmagic.errors``, ``msmagic.parity_check.compare``), at any depth;
+  (``msmagic.result``, ``msmagic.errors``, ``msmagic.parity_check.compare``) and the
+  line alignment their diff uses (``msmagic.lines``, a leaf), at any depth;
   the one edge upwards is displaying themselves (``msmagic.render``, lazily, inside
   ``_repr_mimebundle_``);
 * the renderers (``msmagic.render*``) dispatch on the object's ``render_kind``: they
@@ -91,10 +92,15 @@ def test_the_module_list_is_sane():
 
 @pytest.mark.parametrize("module", ["msmagic.result", "msmagic.parity_check.report"])
 def test_results_are_plain_data(module):
-    allowed = {"msmagic.result", "msmagic.errors", "msmagic.parity_check.compare"}
+    allowed = {"msmagic.result", "msmagic.errors", "msmagic.parity_check.compare", "msmagic.lines"}
     bad = [(target, func) for target, func in _imports(module, top_level_only=False)
            if target not in allowed and not (target == "msmagic.render" and func == "_repr_mimebundle_")]
     assert bad == [], f"{module} imports {bad}"
+
+
+def test_the_line_alignment_is_a_leaf():
+    assert [target for target, _ in _imports("msmagic.lines", top_level_only=False)
+            if target.startswith("msmagic")] == []
 
 
 def test_the_comparison_constants_the_report_reads_import_nothing_above():

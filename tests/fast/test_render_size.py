@@ -9,6 +9,8 @@ import difflib
 import html
 import re
 
+import msmagic
+
 from msmagic.render import MAX_DIFF_ROWS, Hunk, LineMatcher, compute_hunks
 from msmagic.render import html as render_html_module
 from msmagic.render.html import render_html
@@ -126,3 +128,29 @@ def test_line_matcher_is_difflib_on_small_input_and_aligns_big_input():
         assert _replay(old, new, opcodes) == new
         assert sum(i2 - i1 for tag, i1, i2, _, _ in opcodes if tag == "equal") == UNCHANGED * 1000
         assert sum(1 for tag, *_ in opcodes if tag == "replace") == 1000
+
+
+def test_the_results_unified_diff_is_difflibs_and_linear_on_a_big_cell():
+    """``PortResult.diff()`` aligns with :class:`LineMatcher`: on a small cell the text
+    is ``difflib.unified_diff``'s exactly; on a cell of thousands of hunks it still
+    replays (every ``-``/`` `` line is the source in order, every ``+``/`` `` the port)."""
+    small = msmagic.port("import torch\nx = torch.ones(2)\n\ny = 1\nz = torch.zeros(3)\n")
+    want = "".join(difflib.unified_diff(small.source.splitlines(keepends=True),
+                                        small.code.splitlines(keepends=True),
+                                        fromfile="pytorch", tofile="mindspore", n=3))
+    assert small.diff() == want and "@@ -1,5 +1,5 @@" in want
+    for n in (0, 1, 7):
+        assert small.diff(n) == "".join(difflib.unified_diff(
+            small.source.splitlines(keepends=True), small.code.splitlines(keepends=True),
+            fromfile="pytorch", tofile="mindspore", n=n))
+    lines = ["import torch"]
+    for i in range(3000):
+        lines += [f"a{i} = torch.ones({i % 5 + 1})", f"b{i} = {i}", f"c{i} = b{i} + 1"]
+    big = msmagic.port("\n".join(lines) + "\n")
+    text = big.diff(0)
+    body = [line for line in text.splitlines(keepends=True)[2:] if not line.startswith("@@")]
+    assert text.count("@@ -") == 3000  # the import and a0 are one hunk
+    removed = [line[1:] for line in body if line[0] == "-"]
+    added = [line[1:] for line in body if line[0] == "+"]
+    assert removed == [line + "\n" for line in lines if "torch" in line]
+    assert len(added) == len(removed) and all("mindspore" in line for line in added)
