@@ -11,7 +11,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -408,7 +407,6 @@ def test_sigkill_during_in_place_leaves_original_or_complete_port(tmp_path):
     """>= 20 kills at random moments of ``port NB --in-place`` on a ~4 MiB notebook."""
     from benchmarks import kill_in_place
 
-    start = time.monotonic()
     outcomes = kill_in_place.run(trials=20, size=3 * 2**20, seed=11, workdir=tmp_path)
     failed = [(i, o.how, o.target) for i, o in enumerate(outcomes) if not o.survived]
     assert len(outcomes) == 20 and failed == []
@@ -419,7 +417,6 @@ def test_sigkill_during_in_place_leaves_original_or_complete_port(tmp_path):
     first = outcomes[0]
     assert first.how == "change 1" and not first.exited_first and first.target == "original"
     assert first.leftovers or first.backups
-    assert time.monotonic() - start < 120
 
 
 @pytest.mark.parametrize("old", [["a = 1"], [], ["a = 1\n", "b = 2"]], ids=["one line", "empty", "two lines"])
