@@ -98,12 +98,13 @@ def _port_line_ends(source: str, session: Optional[PortSession]) -> PortResult:
     if "\r" not in source:
         return _port_indented(source, session)
     read = lf(source)
-    try:
+    if "\n" in source[:-1]:  # IPython adds a last "\n" to a cell without one
         result = _port_indented(read, session)
-    except PortSyntaxError:
-        if "\n" in source[:-1]:  # IPython adds a last "\n" to a cell without one
-            raise
-        result = _port_first_line_dedented(read, session)
+    else:  # lone CR line ends: IPython dedents the first line alone
+        try:
+            result = _port_first_line_dedented(read, session)
+        except PortSyntaxError:
+            result = _port_indented(read, session)  # a shared margin: IPython refuses it
     result.source = source
     result.code = source if result.code == read else restore_line_ends(source, result.code)
     return result
@@ -113,8 +114,9 @@ def _port_first_line_dedented(source: str, session: Optional[PortSession]) -> Po
     """A cell written with lone CR line ends (``source`` is it read with LF ones) as
     IPython runs it: its dedent (``textwrap``'s) sees one line, so the body's first line
     alone loses its indentation (``"    import torch\\rx = 1"`` runs). The port of that
-    line gets it back when the port kept it in one line; else it is left at the margin,
-    where it runs too. Raises the syntax error of the cell read as LF lines when that
+    line gets it back when the port kept it in one line that is still the first; else
+    (a line the port wrote above it, an import) it is left at the margin, where it runs
+    too. Raises the syntax error of the cell read as LF lines when that
     does not help."""
     lines = source.split("\n")
     start = _body_start(lines)
@@ -129,7 +131,9 @@ def _port_first_line_dedented(source: str, session: Optional[PortSession]) -> Po
         return _port_indented(source, session)  # raises the error of the cell as written
     out = result.code.split("\n")
     at = align_lines(lines, out).get(first)
-    if at is not None:
+    start_out = _body_start(out)
+    first_out = next((i for i in range(start_out, len(out)) if out[i].strip()), None)
+    if at is not None and at == first_out:  # still the first line: IPython strips it there
         out[at] = indent + out[at]
     result.code = "\n".join(out)
     result.source = source

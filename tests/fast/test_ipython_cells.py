@@ -232,3 +232,19 @@ def test_help_lines_ending_in_cr_are_set_aside(help_line):
     assert masked.restore == {"__msmagic_ipython_0__": help_line + "\r"}
     ast.parse(masked.text)
     assert unmask(masked.text, masked) == cell
+
+
+def test_a_lone_cr_cell_whose_first_line_is_indented_more_gets_a_line_written_above_it():
+    """IPython dedents a lone-CR cell's first line alone. When the port writes a line
+    above that first line (an import the port needs), the first line is no longer first:
+    it goes to the margin with the rest, and the new line is not indented either (before,
+    both kept the first line's indentation and IPython read an unexpected indent)."""
+    session = PortSession()
+    msmagic.port("import torch\nimport torch.nn as nn\n", session=session)
+    cell = "\r".join(["  class A(nn.Module):", "    def __init__(self):", "        super().__init__()",
+                      "        self.e = nn.Embedding(3, 4)", ""])
+    assert ipython_runs(cell)
+    code = msmagic.port(cell, session=session).code
+    assert ipython_runs(code), code
+    assert code.split("\r")[:2] == ["from mindspore.common.initializer import Normal", "class A(nn.Cell):"]
+    assert code.split("\r")[2:4] == ["    def __init__(self):", "        super().__init__()"]
