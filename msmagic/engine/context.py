@@ -7,7 +7,10 @@ a ``finding``, ``ref`` a MindSpore object (queuing its import), ``require_import
 standard module, ``define`` a helper the generated code calls, take a ``fresh_name``, keep per-rule ``scratch`` state, look at the
 current ``statement`` and its ``siblings``, ``replace_line``, ``forget`` logged edits.
 Rules import nothing else from the engine but the mapping declarations
-(``engine.spec``), the kinds (``engine.kinds``) and the builders (``engine.build``).
+(``engine.spec``), the kinds (``engine.kinds``) and the builders (``engine.build``). The
+marks of timed statements (``%time stmt``) that a rule moving statements must carry along
+are read and written with the three functions this module passes on from the IPython
+layer: :func:`timing_marks`, :func:`timing_dropped`, :func:`without_timing_marks`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import libcst as cst
 
 from msmagic.engine import arguments, build
 from msmagic.engine.edits import Record
+from msmagic.engine.ipython import timing_dropped, timing_marks, without_timing_marks  # noqa: F401 (for rules)
 from msmagic.engine.names import root_name
 
 

@@ -29,7 +29,7 @@ from msmagic.engine.build import code as _code
 from msmagic.engine.build import parse_expression as build_expression
 from msmagic.engine.build import STATEMENT_TYPES, child_nodes, descendants
 from msmagic.engine import build as B
-from msmagic.engine.ipython import timing_dropped, timing_marks, without_timing_marks
+from msmagic.engine.context import timing_dropped, timing_marks, without_timing_marks
 from msmagic.engine.kinds import TENSOR
 from msmagic.engine.names import param_names
 from msmagic.engine.spec import api, statement_hook
