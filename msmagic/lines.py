@@ -134,19 +134,28 @@ def unified_diff(a: list, b: list, fromfile: str = "", tofile: str = "", n: int 
             started = True
             yield f"--- {fromfile}\n"
             yield f"+++ {tofile}\n"
-        first, last = group[0], group[-1]
-        yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                for line in a[i1:i2]:
-                    yield " " + line
-                continue
-            if tag in ("replace", "delete"):
-                for line in a[i1:i2]:
-                    yield "-" + line
-            if tag in ("replace", "insert"):
-                for line in b[j1:j2]:
-                    yield "+" + line
+        yield group_header(group) + "\n"
+        yield from group_body(a, b, group)
+
+
+def group_header(group: list) -> str:
+    """The ``@@ -a,n +b,m @@`` line of one group of opcodes, as difflib writes it."""
+    first, last = group[0], group[-1]
+    return f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@"
+
+
+def group_body(a: list, b: list, group: list):
+    """The `` ``/``-``/``+`` lines of one group of opcodes (each line as it is in ``a``
+    or ``b``)."""
+    for tag, i1, i2, j1, j2 in group:
+        if tag == "equal":
+            for line in a[i1:i2]:
+                yield " " + line
+            continue
+        for line in a[i1:i2]:
+            yield "-" + line
+        for line in b[j1:j2]:
+            yield "+" + line
 
 
 def _range(start: int, stop: int) -> str:

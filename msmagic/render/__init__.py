@@ -28,7 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from msmagic.lines import LineMatcher
+from msmagic.lines import LineMatcher, group_body, group_header
 
 TEXT = "text/plain"
 HTML = "text/html"
@@ -253,13 +253,7 @@ class Hunk:
 
     @property
     def header(self) -> str:
-        def fmt(start: int, stop: int) -> str:
-            length = stop - start
-            first = start + 1 if length else start
-            return f"{first}" if length == 1 else f"{first},{length}"
-
-        (a1, a2), (b1, b2) = self.old_range, self.new_range
-        return f"@@ -{fmt(a1, a2)} +{fmt(b1, b2)} @@"
+        return group_header(self.opcodes)
 
     def changed_old(self) -> list[tuple[int, int]]:
         """1-based inclusive ranges of changed input lines (may be empty ranges)."""
@@ -400,12 +394,7 @@ def unified_diff_lines(old: list, new: list, hunks: list) -> list[str]:
     out = ["--- pytorch", "+++ mindspore"]
     for h in hunks:
         out.append(h.header)
-        for tag, i1, i2, j1, j2 in h.opcodes:
-            if tag == "equal":
-                out.extend(" " + line for line in old[i1:i2])
-                continue
-            out.extend("-" + line for line in old[i1:i2])
-            out.extend("+" + line for line in new[j1:j2])
+        out.extend(group_body(old, new, h.opcodes))
     return out
 
 
