@@ -13,7 +13,7 @@ import libcst as cst
 
 from msmagic.engine import arguments
 from msmagic.engine import spec as S
-from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields, descendants
+from msmagic.engine.build import EXPRESSION_TYPES, STATEMENT_TYPES, TOKEN_TYPES, child_fields, comments_in, descendants
 from msmagic.engine.context import Context
 from msmagic.engine.edits import EditLog, Record
 from msmagic.engine.imports import UNMAPPED_RULE, rewrite_import, rewrite_import_from
@@ -802,30 +802,18 @@ def _after_definitions(definitions: list, statements: list) -> list:
     return out
 
 
-def _comments(nodes) -> list:
-    """The text of every comment in ``nodes`` and under them (whitespace included)."""
-    found, stack = [], list(nodes)
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Comment:
-            found.append(node.value)
-        else:
-            stack.extend(node.children)
-    return found
-
-
 def _keep_inner_comments(original: cst.SimpleStatementLine, result):
     """A comment inside a statement a rule rewrote (``x.size(  # rows`` made
     ``x.shape[0]``) is never lost: what the new statement no longer holds goes on lines
     of its own above it. The engine's own marks (``__msmagic_...``) are left to the
     engine."""
-    inner = [c for c in _comments(original.body) if "__msmagic_" not in c]
+    inner = [c.value for small in original.body for c in comments_in(small) if "__msmagic_" not in c.value]
     if not inner:
         return result
     nodes = _flatten(result)
     if not nodes:
         return result
-    kept = _comments(nodes)
+    kept = [c.value for node in nodes for c in comments_in(node)]
     missing = []
     for text in inner:
         if text in kept:
